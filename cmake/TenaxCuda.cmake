@@ -1,0 +1,12 @@
+# Decides whether the CUDA backend is built (TENAX_WITH_CUDA = AUTO | ON | OFF).
+set(TENAX_HAS_CUDA OFF)
+if(NOT TENAX_WITH_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER AND EXISTS ${PROJECT_SOURCE_DIR}/cuda/CMakeLists.txt)
+    set(TENAX_HAS_CUDA ON)
+  elseif(TENAX_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "TENAX_WITH_CUDA=ON but no CUDA compiler (or no cuda/ backend sources) was found")
+  endif()
+endif()
+message(STATUS "tenax: CUDA backend ${TENAX_HAS_CUDA}")

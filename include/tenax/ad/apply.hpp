@@ -1,0 +1,268 @@
+#pragma once
+// apply(op, inputs...): the single place that knows about AD modes.
+//
+//   1. trace hook: while a function is traced, record a node instead of computing (trace issue);
+//   2. run the op's forward kernel (with recording and tangents off, so an op built from other
+//      ops never records twice);
+//   3. if an input carries a forward-mode tangent, compute output tangents with Op::jvp;
+//   4. if recording is on and an input needs a gradient, push a tape node holding Op::vjp.
+//
+// An op is a struct with `static constexpr const char* name`, `forward(inputs...)` returning a
+// Tensor or a std::tuple of Tensors, and `jvp(ctx)` / `vjp(ctx)` written with public ops. The
+// rules see undefined Tensors for zero tangents/cotangents (symbolic zeros). Ops whose rules do not
+// read the outputs declare `static constexpr bool saves_outputs = false;`.
+#include <array>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "tenax/ad/mode.hpp"
+#include "tenax/ad/node.hpp"
+#include "tenax/core/tensor.hpp"
+
+namespace tenax::detail {
+
+template <class X>
+struct is_tensor : std::false_type {};
+template <class T>
+struct is_tensor<Tensor<T>> : std::true_type {};
+
+template <class R>
+auto as_tuple(const R& r) {
+  if constexpr (is_tensor<R>::value)
+    return std::tuple<R>(r);
+  else
+    return r;
+}
+
+template <class Tup>
+inline constexpr std::size_t tuple_n = std::tuple_size_v<std::remove_cvref_t<Tup>>;
+
+template <class Op>
+constexpr bool saves_outputs() {
+  if constexpr (requires { Op::saves_outputs; })
+    return Op::saves_outputs;
+  else
+    return true;
+}
+
+// What a JVP rule sees: inputs x, outputs y, input tangents dx (undefined = zero).
+template <class InTup, class OutTup>
+struct JvpCtx {
+  const InTup& in;
+  const OutTup& out;
+  InTup tin;
+  template <std::size_t I>
+  const auto& x() const {
+    return std::get<I>(in);
+  }
+  template <std::size_t I>
+  const auto& y() const {
+    return std::get<I>(out);
+  }
+  template <std::size_t I>
+  const auto& dx() const {
+    return std::get<I>(tin);
+  }
+  const auto& x0() const { return x<0>(); }
+  const auto& x1() const { return x<1>(); }
+  const auto& x2() const { return x<2>(); }
+  const auto& y0() const { return y<0>(); }
+  const auto& y1() const { return y<1>(); }
+  const auto& y2() const { return y<2>(); }
+  const auto& dx0() const { return dx<0>(); }
+  const auto& dx1() const { return dx<1>(); }
+  const auto& dx2() const { return dx<2>(); }
+};
+
+// What a VJP rule sees: inputs x, outputs y, output cotangents gy (undefined = zero), and which
+// inputs need a gradient.
+template <class InTup, class OutTup>
+struct VjpCtx {
+  const InTup& in;
+  OutTup out;
+  OutTup gout;
+  std::array<bool, tuple_n<InTup>> need;
+  template <std::size_t I>
+  const auto& x() const {
+    return std::get<I>(in);
+  }
+  template <std::size_t I>
+  const auto& y() const {
+    return std::get<I>(out);
+  }
+  template <std::size_t I>
+  const auto& gy() const {
+    return std::get<I>(gout);
+  }
+  bool needs(std::size_t i) const { return need[i]; }
+  const auto& x0() const { return x<0>(); }
+  const auto& x1() const { return x<1>(); }
+  const auto& x2() const { return x<2>(); }
+  const auto& y0() const { return y<0>(); }
+  const auto& y1() const { return y<1>(); }
+  const auto& y2() const { return y<2>(); }
+  const auto& gy0() const { return gy<0>(); }
+  const auto& gy1() const { return gy<1>(); }
+  const auto& gy2() const { return gy<2>(); }
+};
+
+// Checks a rule's result against the tensor it belongs to.
+inline void check_rule_result(const char* op, const char* what, const ImplPtr& r, const TensorImpl& ref) {
+  TENAX_CHECK(r->shape == ref.shape, op, "internal error: ", what, " has shape ", r->shape, ", expected ", ref.shape);
+}
+
+template <class Op, class InTup, class OutTup>
+class OpNode final : public Node {
+ public:
+  OpNode(const Op& op, InTup in, OutTup saved) : op_(op), in_(std::move(in)), saved_(std::move(saved)) {}
+  const char* name() const override { return Op::name; }
+
+  void apply(GradList& gout, GradList& gin) override {
+    constexpr std::size_t NI = tuple_n<InTup>, NO = tuple_n<OutTup>;
+    OutTup outs = unpack(std::make_index_sequence<NO>{});
+    OutTup g;
+    set_grads(g, gout, std::make_index_sequence<NO>{});
+    VjpCtx<InTup, OutTup> ctx{in_, outs, g, {}};
+    for (std::size_t i = 0; i < NI; ++i) ctx.need[i] = static_cast<bool>(next[i].node);
+    auto r = as_tuple(op_.vjp(ctx));
+    static_assert(tuple_n<decltype(r)> == NI, "vjp must return one cotangent per input");
+    gin.resize(NI);
+    collect(r, gin, std::make_index_sequence<NI>{});
+  }
+
+ private:
+  template <std::size_t... I>
+  OutTup unpack(std::index_sequence<I...>) {
+    if constexpr (!saves_outputs<Op>()) {
+      return OutTup{};
+    } else if (mode().grad_enabled) {
+      // Higher order: the rule's uses of the outputs must connect back to this node.
+      OutTup o;
+      ((std::get<I>(o) = reconnect<I>()), ...);
+      return o;
+    } else {
+      return saved_;
+    }
+  }
+  template <std::size_t I>
+  auto reconnect() {
+    using T = std::tuple_element_t<I, OutTup>;
+    const T& s = std::get<I>(saved_);
+    if (!s.defined()) return s;
+    ImplPtr p = shallow_copy(*s.impl());
+    p->tangent = s.impl()->tangent;
+    if constexpr (dtype_traits<typename T::value_type>::is_floating) {
+      p->requires_grad = true;
+      p->grad_fn = NodePtr(this);
+      p->output_nr = static_cast<std::uint32_t>(I);
+    }
+    return T(std::move(p));
+  }
+  template <std::size_t... I>
+  static void set_grads(OutTup& g, GradList& gout, std::index_sequence<I...>) {
+    ((std::get<I>(g) = std::tuple_element_t<I, OutTup>(I < gout.size() ? gout[I] : ImplPtr())), ...);
+  }
+  template <class R, std::size_t... I>
+  void collect(const R& r, GradList& gin, std::index_sequence<I...>) {
+    ((gin[I] = next[I].node && std::get<I>(r).defined() ? std::get<I>(r).impl() : ImplPtr()), ...);
+    for (std::size_t i = 0; i < sizeof...(I); ++i)
+      if (gin[i]) check_rule_result(Op::name, "vjp cotangent", gin[i], *input_impl(i));
+  }
+  const TensorImpl* input_impl(std::size_t i) const {
+    const TensorImpl* p = nullptr;
+    std::size_t k = 0;
+    std::apply([&](const auto&... t) { ((k++ == i ? (p = t.impl().get()) : nullptr), ...); }, in_);
+    return p;
+  }
+
+  Op op_;
+  InTup in_;
+  OutTup saved_;
+};
+
+template <class Op, class... In>
+auto apply(const Op& op, const In&... in) {
+  ModeState& m = mode();
+  // Trace mode hooks in here: when m.tracer is set, the op is recorded into the tracer's graph
+  // (tenax/trace) instead of being computed.
+  const bool rec = m.grad_enabled && (... || in.impl()->requires_grad);
+  const bool fw = m.fw_enabled && (... || static_cast<bool>(in.impl()->tangent));
+  if (!rec && !fw) [[likely]]
+    return op.forward(in...);
+
+  using R = decltype(op.forward(in...));
+  R r = [&] {
+    GradModeGuard g(false);
+    ForwardOffGuard f;
+    return op.forward(in...);
+  }();
+  auto outs = as_tuple(r);
+  using InTup = std::tuple<In...>;
+  using OutTup = std::remove_cvref_t<decltype(as_tuple(r))>;
+  constexpr std::size_t NO = tuple_n<OutTup>;
+
+  if (fw) {
+    const InTup inputs(in...);
+    JvpCtx<InTup, OutTup> ctx{inputs, outs, {}};
+    auto set_tangent = [](auto& dst, const auto& src) {
+      if (src.impl()->tangent) dst = std::remove_cvref_t<decltype(dst)>(src.impl()->tangent);
+    };
+    std::apply([&](auto&... d) { std::apply([&](const auto&... s) { (set_tangent(d, s), ...); }, ctx.in); }, ctx.tin);
+    ForwardOffGuard f;
+    auto t = as_tuple(op.jvp(ctx));
+    static_assert(tuple_n<decltype(t)> == NO, "jvp must return one tangent per output");
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            const auto& ti = std::get<I>(t);
+            const auto& oi = std::get<I>(outs);
+            if (ti.defined()) {
+              check_rule_result(Op::name, "jvp tangent", ti.impl(), *oi.impl());
+              oi.impl()->tangent = ti.impl();
+            }
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<NO>{});
+  }
+
+  if (rec) {
+    OutTup saved;
+    if constexpr (saves_outputs<Op>()) {
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((std::get<I>(saved) =
+              [&] {
+                ImplPtr p = shallow_copy(*std::get<I>(outs).impl());
+                p->tangent = std::get<I>(outs).impl()->tangent;
+                return std::tuple_element_t<I, OutTup>(std::move(p));
+              }()),
+         ...);
+      }
+      (std::make_index_sequence<NO>{});
+    }
+    auto* node = Node::create<OpNode<Op, InTup, OutTup>>(op, InTup(in...), std::move(saved));
+    NodePtr np(node);
+    node->num_outputs = NO;
+    node->seq = m.next_seq++;
+    node->next.resize(sizeof...(In));
+    std::size_t k = 0;
+    ((in.impl()->requires_grad ? (node->next[k] = Edge{in.impl()->grad_fn, in.impl()->output_nr}, 0) : 0, ++k), ...);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            TensorImpl* o = std::get<I>(outs).impl().get();
+            if constexpr (dtype_traits<typename std::tuple_element_t<I, OutTup>::value_type>::is_floating) {
+              o->requires_grad = true;
+              o->grad_fn = np;
+              o->output_nr = static_cast<std::uint32_t>(I);
+            }
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<NO>{});
+  }
+  return r;
+}
+
+}  // namespace tenax::detail

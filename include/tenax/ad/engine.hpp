@@ -1,0 +1,25 @@
+#pragma once
+// The reverse-mode engine: walks the tape from one or more roots in reverse topological order,
+// running each node's rule once with all its cotangents accumulated.
+#include <span>
+#include <vector>
+
+#include "tenax/ad/node.hpp"
+
+namespace tenax::detail {
+
+struct BackwardRequest {
+  std::span<const ImplPtr> roots;       // tensors to differentiate (recorded)
+  std::span<const ImplPtr> root_grads;  // their cotangents (same shapes)
+  // Empty: accumulate into the .grad of every reachable leaf (Tensor::backward). Otherwise: the
+  // engine stops at these tensors and returns the cotangent reaching each (null: none reached).
+  std::span<const ImplPtr> inputs;
+  bool create_graph = false;  // record the backward pass itself (higher-order derivatives)
+};
+
+std::vector<ImplPtr> run_backward(const BackwardRequest& req);
+
+// slot += g (slot may be null: it becomes g). Both have the same dtype and shape.
+void accumulate(ImplPtr& slot, const ImplPtr& g);
+
+}  // namespace tenax::detail

@@ -1,0 +1,138 @@
+#pragma once
+// Function transforms over the eager engine: grad, value_and_grad, vjp, jvp, hvp.
+//
+// Nesting: when an input already takes part in an enclosing reverse pass (grad of grad), the
+// inner pass differentiates with respect to that very tensor and records its own backward
+// (create_graph), so the outer pass differentiates through it. Forward over reverse (jvp of grad,
+// Hessian-vector products) needs nothing special: the backward rules are public ops, so they
+// carry the tangents of their inputs. One forward level is supported: jvp of a function whose
+// input already carries a tangent throws.
+#include <array>
+#include <functional>
+#include <tuple>
+#include <utility>
+
+#include "tenax/ad/engine.hpp"
+#include "tenax/ad/mode.hpp"
+#include "tenax/ad/tensor_ad.hpp"
+#include "tenax/core/tensor.hpp"
+
+namespace tenax {
+namespace detail {
+
+// A tensor to differentiate with respect to: x itself when an enclosing pass records it,
+// otherwise a fresh leaf sharing x's data (and tangent).
+template <class T>
+Tensor<T> grad_input(const Tensor<T>& x, bool& nested) {
+  TENAX_CHECK(x.defined(), "grad", "undefined input");
+  if (x.tracks_grad() && is_grad_enabled()) {
+    nested = true;
+    return x;
+  }
+  return x.detach().requires_grad();
+}
+
+template <class T>
+Tensor<T> zeros_if_null(const ImplPtr& g, const Tensor<T>& like) {
+  return g ? Tensor<T>(g) : Tensor<T>::zeros(like.shape(), like.device());
+}
+
+template <class Y>
+void check_scalar_loss(const Y& y) {
+  using R = typename Y::value_type;
+  TENAX_CHECK(y.defined() && y.numel() == 1, "grad", "the function must return a one-element tensor, got shape ",
+              y.defined() ? y.shape() : Shape{});
+  TENAX_CHECK(!is_complex_v<R>, "grad", "the function must return a real scalar, got ", dtype_traits<R>::name);
+}
+
+}  // namespace detail
+
+// (f(x...), gradients of f at x...) for a real scalar-valued f. For complex x the gradient is
+// dL/dRe x + i dL/dIm x (PyTorch's convention, MATH.md section 0).
+template <class F, Floating... T>
+auto value_and_grad(F&& f, const Tensor<T>&... x) {
+  bool nested = false;
+  std::tuple<Tensor<T>...> xi{detail::grad_input(x, nested)...};
+  auto y = [&] {
+    GradModeGuard on(true);
+    return std::apply(f, xi);
+  }();
+  detail::check_scalar_loss(y);
+  using Y = decltype(y);
+  std::vector<detail::ImplPtr> res(sizeof...(T));
+  if (y.tracks_grad()) {
+    const detail::ImplPtr roots[] = {y.impl()};
+    const detail::ImplPtr seeds[] = {Y::ones(y.shape(), y.device()).impl()};
+    const auto ins =
+        std::apply([](const auto&... t) { return std::array<detail::ImplPtr, sizeof...(T)>{t.impl()...}; }, xi);
+    res = detail::run_backward({roots, seeds, ins, nested});
+  }
+  auto g = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<Tensor<T>...>{detail::zeros_if_null(res[I], x)...};
+  }
+  (std::index_sequence_for<T...>{});
+  Y value = nested ? y : y.detach();
+  if constexpr (sizeof...(T) == 1)
+    return std::pair{value, std::get<0>(g)};
+  else
+    return std::pair{value, g};
+}
+
+// Gradient of a real scalar-valued f at x (a tuple of gradients for several inputs).
+template <class F, Floating... T>
+auto grad(F&& f, const Tensor<T>&... x) {
+  return value_and_grad(std::forward<F>(f), x...).second;
+}
+
+// (f(x), pullback): pullback(gy) returns the cotangent of x for the output cotangent gy.
+template <class F, Floating T>
+auto vjp(F&& f, const Tensor<T>& x) {
+  bool nested = false;
+  Tensor<T> xi = detail::grad_input(x, nested);
+  auto y = [&] {
+    GradModeGuard on(true);
+    return f(xi);
+  }();
+  using Y = decltype(y);
+  auto pullback = [xi, y, nested, shape = x.shape(), dev = x.device()](const Y& gy) -> Tensor<T> {
+    TENAX_CHECK(gy.defined() && gy.shape() == y.shape(), "vjp", "cotangent of shape ",
+                gy.defined() ? gy.shape() : Shape{}, " for an output of shape ", y.shape());
+    if (!y.tracks_grad()) return Tensor<T>::zeros(shape, dev);
+    const detail::ImplPtr roots[] = {y.impl()};
+    const detail::ImplPtr seeds[] = {gy.impl()};
+    const detail::ImplPtr ins[] = {xi.impl()};
+    auto res = detail::run_backward({roots, seeds, ins, nested || (gy.tracks_grad() && is_grad_enabled())});
+    return res[0] ? Tensor<T>(res[0]) : Tensor<T>::zeros(shape, dev);
+  };
+  return std::pair{nested ? y : y.detach(), std::function<Tensor<T>(const Y&)>(pullback)};
+}
+
+// (f(x), J dx): forward-mode derivative of f at x in direction dx.
+template <class F, Floating T>
+auto jvp(F&& f, const Tensor<T>& x, const Tensor<T>& dx) {
+  TENAX_CHECK(x.defined() && dx.defined() && dx.shape() == x.shape() && dx.device() == x.device(), "jvp",
+              "tangent of shape ", dx.defined() ? dx.shape() : Shape{}, " on ", dx.defined() ? dx.device().str() : "?",
+              " for a primal of shape ", x.shape(), " on ", x.device().str());
+  TENAX_CHECK(!x.impl()->tangent, "jvp", "nested forward mode (jvp of jvp) is not supported");
+  detail::ImplPtr p = detail::shallow_copy(*x.impl());
+  p->requires_grad = x.impl()->requires_grad;
+  p->grad_fn = x.impl()->grad_fn;
+  p->output_nr = x.impl()->output_nr;
+  p->tangent = dx.impl();
+  auto y = f(Tensor<T>(std::move(p)));
+  using Y = decltype(y);
+  Y dy = y.tangent().defined() ? y.tangent() : Y::zeros(y.shape(), y.device());
+  detail::ImplPtr q = detail::shallow_copy(*y.impl());
+  q->requires_grad = y.impl()->requires_grad;
+  q->grad_fn = y.impl()->grad_fn;
+  q->output_nr = y.impl()->output_nr;
+  return std::pair{Y(std::move(q)), dy};
+}
+
+// Hessian-vector product H v of a real scalar f at x (forward over reverse).
+template <class F, Floating T>
+Tensor<T> hvp(F&& f, const Tensor<T>& x, const Tensor<T>& v) {
+  return jvp([&](const Tensor<T>& z) { return grad(f, z); }, x, v).second;
+}
+
+}  // namespace tenax

@@ -1,0 +1,62 @@
+#pragma once
+// Thread-local AD mode switches and their RAII guards.
+#include <cstdint>
+
+namespace tenax {
+namespace detail {
+
+struct ModeState {
+  bool grad_enabled = true;  // record reverse-mode nodes
+  bool fw_enabled = true;    // propagate forward-mode tangents
+  void* tracer = nullptr;    // trace mode hook: non-null while a function is being traced
+  std::uint64_t next_seq = 1;
+};
+
+inline ModeState& mode() {
+  thread_local ModeState m;
+  return m;
+}
+
+}  // namespace detail
+
+// Disables tape recording in a scope (like torch.no_grad).
+class NoGradGuard {
+ public:
+  NoGradGuard() : prev_(detail::mode().grad_enabled) { detail::mode().grad_enabled = false; }
+  ~NoGradGuard() { detail::mode().grad_enabled = prev_; }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+using no_grad = NoGradGuard;
+
+// Sets recording on or off in a scope.
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool on) : prev_(detail::mode().grad_enabled) { detail::mode().grad_enabled = on; }
+  ~GradModeGuard() { detail::mode().grad_enabled = prev_; }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+inline bool is_grad_enabled() { return detail::mode().grad_enabled; }
+
+namespace detail {
+// Turns forward-mode propagation off while a JVP rule computes tangents (one forward level).
+class ForwardOffGuard {
+ public:
+  ForwardOffGuard() : prev_(mode().fw_enabled) { mode().fw_enabled = false; }
+  ~ForwardOffGuard() { mode().fw_enabled = prev_; }
+  ForwardOffGuard(const ForwardOffGuard&) = delete;
+  ForwardOffGuard& operator=(const ForwardOffGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+}  // namespace detail
+}  // namespace tenax

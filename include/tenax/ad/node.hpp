@@ -1,0 +1,67 @@
+#pragma once
+// Tape nodes: one per recorded op application. A node holds the edges to the producers of its
+// inputs and whatever its rule saved; the engine (engine.hpp) walks nodes in reverse topological
+// order. Nodes come from the pooled allocator and are destroyed iteratively (deep graphs never
+// recurse).
+#include <atomic>
+#include <cstdint>
+#include <span>
+
+#include "tenax/core/small_vec.hpp"
+#include "tenax/core/tensor_impl.hpp"
+
+namespace tenax::detail {
+
+struct Edge {
+  Ref<Node> node;  // null: this input needs no gradient
+  std::uint32_t output_nr = 0;
+};
+
+using GradList = SmallVec<ImplPtr, 4>;
+
+class Node {
+ public:
+  std::atomic<int> refs_{0};
+  SmallVec<Edge, 3> next;  // one per input
+  std::uint32_t num_outputs = 1;
+  std::uint64_t seq = 0;  // creation order
+
+  // Engine scratch, valid during one backward pass.
+  GradList buffer;           // accumulated cotangent per output
+  std::int32_t pending = 0;  // unprocessed consumers
+  std::uint32_t visit = 0;   // pass id of the last visit
+  bool needed = false;
+
+  virtual ~Node();
+  virtual const char* name() const = 0;
+  // Maps output cotangents (null = zero) to input cotangents (null = zero), one per `next` edge.
+  virtual void apply(GradList& grad_outputs, GradList& grad_inputs) = 0;
+  // True for the accumulator node of a leaf tensor.
+  virtual bool is_leaf() const { return false; }
+
+  template <class N, class... A>
+  static N* create(A&&... a) {
+    void* raw = small_alloc(sizeof(N));
+    N* n = new (raw) N(std::forward<A>(a)...);
+    n->alloc_size_ = sizeof(N);
+    return n;
+  }
+  static void destroy(Node* n);
+
+ private:
+  std::size_t alloc_size_ = 0;
+};
+
+using NodePtr = Ref<Node>;
+
+// The accumulator of a leaf tensor that requires grad: holds its .grad().
+class LeafNode final : public Node {
+ public:
+  LeafNode() { num_outputs = 1; }
+  const char* name() const override { return "leaf"; }
+  void apply(GradList& gout, GradList&) override;
+  bool is_leaf() const override { return true; }
+  ImplPtr grad;
+};
+
+}  // namespace tenax::detail

@@ -1,0 +1,65 @@
+#pragma once
+// The AD members of Tensor<T>: requires_grad, grad, backward, detach.
+#include "tenax/ad/engine.hpp"
+#include "tenax/ad/mode.hpp"
+#include "tenax/ad/node.hpp"
+#include "tenax/core/tensor.hpp"
+
+namespace tenax {
+
+template <Scalar T>
+Tensor<T> Tensor<T>::requires_grad(bool on) const {
+  TENAX_CHECK(defined(), "requires_grad", "undefined tensor");
+  detail::ImplPtr p = detail::shallow_copy(*impl_);
+  p->tangent = impl_->tangent;
+  if (on) {
+    TENAX_CHECK(dtype_traits<T>::is_floating, "requires_grad", "only floating tensors can require grad, got ",
+                dtype_traits<T>::name);
+    p->requires_grad = true;
+    p->grad_fn = detail::NodePtr(detail::Node::create<detail::LeafNode>());
+    p->output_nr = 0;
+  }
+  return Tensor(std::move(p));
+}
+
+template <Scalar T>
+bool Tensor<T>::is_leaf() const {
+  return !impl_ || !impl_->grad_fn || impl_->grad_fn->is_leaf();
+}
+
+template <Scalar T>
+Tensor<T> Tensor<T>::grad() const {
+  if (!impl_ || !impl_->grad_fn || !impl_->grad_fn->is_leaf()) return Tensor();
+  const auto* leaf = static_cast<const detail::LeafNode*>(impl_->grad_fn.get());
+  return leaf->grad ? Tensor(leaf->grad) : Tensor();
+}
+
+template <Scalar T>
+void Tensor<T>::zero_grad() const {
+  if (impl_ && impl_->grad_fn && impl_->grad_fn->is_leaf())
+    static_cast<detail::LeafNode*>(impl_->grad_fn.get())->grad.reset();
+}
+
+template <Scalar T>
+void Tensor<T>::backward() const {
+  TENAX_CHECK(defined() && numel() == 1, "backward", "implicit cotangent needs a one-element tensor, got shape ",
+              defined() ? shape() : Shape{});
+  backward(Tensor::ones(shape(), device()));
+}
+
+template <Scalar T>
+void Tensor<T>::backward(const Tensor& cotangent, bool create_graph) const {
+  TENAX_CHECK(defined() && cotangent.defined() && cotangent.shape() == shape(), "backward", "cotangent of shape ",
+              cotangent.defined() ? cotangent.shape() : Shape{}, " for a tensor of shape ",
+              defined() ? shape() : Shape{});
+  const detail::ImplPtr roots[] = {impl_};
+  const detail::ImplPtr grads[] = {cotangent.impl()};
+  detail::run_backward({roots, grads, {}, create_graph});
+}
+
+template <Scalar T>
+Tensor<T> Tensor<T>::detach() const {
+  return defined() ? Tensor(detail::shallow_copy(*impl_)) : Tensor();
+}
+
+}  // namespace tenax

@@ -1,0 +1,53 @@
+#pragma once
+// An intrusive reference-counted pointer. T has an `std::atomic<int> refs_` member and a static
+// `destroy(T*)`.
+#include <atomic>
+#include <utility>
+
+namespace tenax::detail {
+
+template <class T>
+class Ref {
+ public:
+  Ref() = default;
+  explicit Ref(T* p) : p_(p) { retain(); }  // takes a new reference
+  Ref(const Ref& o) : p_(o.p_) { retain(); }
+  Ref(Ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  template <class U>
+  Ref(const Ref<U>& o) : p_(o.get()) {
+    retain();
+  }
+  ~Ref() { release(); }
+  Ref& operator=(const Ref& o) {
+    Ref(o).swap(*this);
+    return *this;
+  }
+  Ref& operator=(Ref&& o) noexcept {
+    Ref(std::move(o)).swap(*this);
+    return *this;
+  }
+  void swap(Ref& o) noexcept { std::swap(p_, o.p_); }
+  void reset() { Ref().swap(*this); }
+
+  T* get() const { return p_; }
+  T* operator->() const { return p_; }
+  T& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  friend bool operator==(const Ref& a, const Ref& b) { return a.p_ == b.p_; }
+
+ private:
+  void retain() {
+    if (p_) p_->refs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() {
+    if (p_ && p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) T::destroy(p_);
+  }
+  T* p_ = nullptr;
+};
+
+template <class T, class... A>
+Ref<T> make_ref(A&&... a) {
+  return Ref<T>(T::create(std::forward<A>(a)...));
+}
+
+}  // namespace tenax::detail

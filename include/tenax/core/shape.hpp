@@ -1,0 +1,140 @@
+#pragma once
+// Shape and strides: a fixed-capacity inline vector (rank <= kMaxRank), so tensor metadata never
+// touches the heap.
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tenax/core/error.hpp"
+
+namespace tenax {
+
+inline constexpr int kMaxRank = 8;
+
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<std::int64_t> v) { assign(v.begin(), v.end()); }
+  Shape(const std::vector<std::int64_t>& v) { assign(v.begin(), v.end()); }
+  Shape(std::span<const std::int64_t> v) { assign(v.begin(), v.end()); }
+  template <class It>
+  Shape(It b, It e) {
+    assign(b, e);
+  }
+
+  int size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  std::int64_t operator[](int i) const { return v_[i]; }
+  std::int64_t& operator[](int i) { return v_[i]; }
+  const std::int64_t* begin() const { return v_; }
+  const std::int64_t* end() const { return v_ + n_; }
+  std::int64_t* begin() { return v_; }
+  std::int64_t* end() { return v_ + n_; }
+  const std::int64_t* data() const { return v_; }
+  std::int64_t back() const { return v_[n_ - 1]; }
+
+  void push_back(std::int64_t x) {
+    TENAX_CHECK(n_ < kMaxRank, "shape", "rank exceeds the maximum of ", kMaxRank);
+    v_[n_++] = x;
+  }
+  void insert(int pos, std::int64_t x) {
+    push_back(0);
+    for (int i = n_ - 1; i > pos; --i) v_[i] = v_[i - 1];
+    v_[pos] = x;
+  }
+  void erase(int pos) {
+    for (int i = pos; i + 1 < n_; ++i) v_[i] = v_[i + 1];
+    --n_;
+  }
+  void resize(int n, std::int64_t fill = 0) {
+    TENAX_CHECK(n >= 0 && n <= kMaxRank, "shape", "rank ", n, " exceeds the maximum of ", kMaxRank);
+    for (int i = n_; i < n; ++i) v_[i] = fill;
+    n_ = n;
+  }
+  std::vector<std::int64_t> vec() const { return {begin(), end()}; }
+
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return a.n_ == b.n_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  template <class It>
+  void assign(It b, It e) {
+    n_ = 0;
+    for (; b != e; ++b) push_back(static_cast<std::int64_t>(*b));
+  }
+  std::int64_t v_[kMaxRank] = {};
+  int n_ = 0;
+};
+
+using Strides = Shape;
+
+inline std::ostream& operator<<(std::ostream& os, const Shape& s) {
+  os << '[';
+  for (int i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  return os << ']';
+}
+
+inline std::string to_string(const Shape& s) {
+  std::ostringstream o;
+  o << s;
+  return o.str();
+}
+
+// Number of elements; throws when a dimension is negative or the product overflows int64.
+inline std::int64_t checked_numel(const Shape& s, std::string_view op) {
+  std::int64_t n = 1;
+  for (auto d : s) {
+    TENAX_CHECK(d >= 0, op, "negative dimension in shape ", s);
+    TENAX_CHECK(d == 0 || n <= INT64_MAX / d, op, "shape ", s, " overflows int64 elements");
+    n *= d;
+  }
+  return n;
+}
+
+inline std::int64_t numel_of(const Shape& s) {
+  std::int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+// Column-major (first index fastest) contiguous strides.
+inline Strides col_major_strides(const Shape& s) {
+  Strides st;
+  st.resize(s.size());
+  std::int64_t acc = 1;
+  for (int i = 0; i < s.size(); ++i) {
+    st[i] = acc;
+    acc *= std::max<std::int64_t>(s[i], 1);
+  }
+  return st;
+}
+
+// Normalises a possibly negative axis, throwing when out of range.
+inline int wrap_axis(std::int64_t axis, int rank, std::string_view op) {
+  TENAX_CHECK(axis >= -rank && axis < rank, op, "axis ", axis, " out of range for rank ", rank);
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// Broadcast shape of a and b. tenax stores matrices in the leading dimensions and batches in the
+// trailing ones, so shapes are aligned at dimension 0 (the column-major mirror of NumPy's rule):
+// missing trailing dimensions and dimensions of size 1 broadcast.
+inline Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
+  Shape r;
+  int n = std::max(a.size(), b.size());
+  r.resize(n);
+  for (int i = 0; i < n; ++i) {
+    std::int64_t x = i < a.size() ? a[i] : 1, y = i < b.size() ? b[i] : 1;
+    TENAX_CHECK(x == y || x == 1 || y == 1, op, "shapes ", a, " and ", b, " cannot be broadcast (dimension ", i, ": ",
+                x, " vs ", y, ")");
+    r[i] = x == 1 ? y : x;
+  }
+  return r;
+}
+
+}  // namespace tenax

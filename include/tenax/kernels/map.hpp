@@ -1,0 +1,103 @@
+#pragma once
+// The generic elementwise driver: out = f(in...) with broadcasting (shapes aligned at dimension 0)
+// over any strides. The functor is a plain struct with a templated call operator, so the same
+// definition can be instantiated by another backend.
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <tuple>
+
+#include "tenax/core/tensor.hpp"
+#include "tenax/kernels/strided_loop.hpp"
+
+namespace tenax::detail {
+
+// Strides (in bytes) with which `t` is read when broadcast to `out`.
+inline Strides broadcast_byte_strides(const TensorImpl& t, const Shape& out) {
+  Strides s;
+  s.resize(out.size());
+  const std::int64_t es = static_cast<std::int64_t>(dtype_size(t.dtype));
+  for (int d = 0; d < out.size(); ++d)
+    s[d] = (d < t.rank() && t.shape[d] == out[d] && out[d] != 1) ? t.strides[d] * es : 0;
+  return s;
+}
+
+inline Strides byte_strides(const TensorImpl& t) {
+  Strides s = t.strides;
+  const std::int64_t es = static_cast<std::int64_t>(dtype_size(t.dtype));
+  for (auto& x : s) x *= es;
+  return s;
+}
+
+template <class... In>
+Device common_device(std::string_view op, const Tensor<In>&... in) {
+  const Device d = std::get<0>(std::tie(in...)).device();
+  auto check = [&](Device e) {
+    TENAX_CHECK(e == d, op, "inputs are on different devices (", d.str(), " and ", e.str(), ")");
+  };
+  (check(in.device()), ...);
+  return d;
+}
+
+template <class... In>
+Shape broadcast_all(std::string_view op, const Tensor<In>&... in) {
+  Shape s;
+  ((s = broadcast_shapes(s, in.shape(), op)), ...);
+  return s;
+}
+
+// Elementwise map into a fresh tensor of the broadcast shape.
+template <class Out, class F, class... In>
+Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
+  const Device dev = common_device(op, in...);
+  const Shape shape = broadcast_all(op, in...);
+  TENAX_CHECK(dev.is_cpu(), op, "no kernel for device ", dev.str());
+  Tensor<Out> out = Tensor<Out>::empty(shape, dev);
+  constexpr std::size_t N = sizeof...(In) + 1;
+  std::array<Strides, N> st{byte_strides(*out.impl()), broadcast_byte_strides(*in.impl(), shape)...};
+  std::array<char*, N> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
+  cpu::strided_loop<N>(shape, st, p, [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
+    bool unit = s[0] == sizeof(Out);
+    std::size_t k = 1;
+    ((unit = unit && s[k++] == static_cast<std::int64_t>(sizeof(In))), ...);
+    if (unit) {
+      Out* o = reinterpret_cast<Out*>(q[0]);
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        std::tuple<const In*...> ip{reinterpret_cast<const In*>(q[I + 1])...};
+        for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ip)[i]...);
+      }
+      (std::index_sequence_for<In...>{});
+    } else {
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        for (std::int64_t i = 0; i < n; ++i)
+          *reinterpret_cast<Out*>(q[0] + i * s[0]) = f(*reinterpret_cast<const In*>(q[I + 1] + i * s[I + 1])...);
+      }
+      (std::index_sequence_for<In...>{});
+    }
+  });
+  return out;
+}
+
+// Copies src into the (possibly strided) dst of the same shape, converting the element type.
+template <class D, class S>
+void copy_into(const Tensor<D>& dst, const Tensor<S>& src) {
+  TENAX_CHECK(dst.shape() == src.shape(), "copy", "shape ", src.shape(), " into ", dst.shape());
+  TENAX_CHECK(dst.device().is_cpu() && src.device().is_cpu(), "copy", "no kernel for device ", dst.device().str());
+  std::array<Strides, 2> st{byte_strides(*dst.impl()), byte_strides(*src.impl())};
+  std::array<char*, 2> p{static_cast<char*>(dst.impl()->data()), static_cast<char*>(src.impl()->data())};
+  cpu::strided_loop<2>(dst.shape(), st, p,
+                       [](std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) {
+                         for (std::int64_t i = 0; i < n; ++i) {
+                           const S v = *reinterpret_cast<const S*>(q[1] + i * s[1]);
+                           D& o = *reinterpret_cast<D*>(q[0] + i * s[0]);
+                           if constexpr (is_complex_v<S> && !is_complex_v<D>)
+                             o = static_cast<D>(v.real());
+                           else if constexpr (is_complex_v<D> && !is_complex_v<S>)
+                             o = D(static_cast<real_t<D>>(v), 0);
+                           else
+                             o = static_cast<D>(v);
+                         }
+                       });
+}
+
+}  // namespace tenax::detail

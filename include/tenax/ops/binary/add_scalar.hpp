@@ -1,0 +1,35 @@
+#pragma once
+// add: a + s.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+template <class T>
+struct AddScalar {
+  static constexpr const char* name = "add";
+  static constexpr bool saves_outputs = false;
+  T s;
+  Tensor<T> forward(const Tensor<T>& a) const { return detail::map<T>(name, fn::AddScalar<T>{s}, a); }
+  // y = a + s: dy = da; ga = gy.
+  template <class C>
+  auto jvp(const C& c) const {
+    return c.dx0();
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return c.gy0();
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+Tensor<T> add(const Tensor<T>& a, T s) {
+  return detail::apply(ops::AddScalar<T>{s}, a);
+}
+
+}  // namespace tenax

@@ -1,0 +1,51 @@
+#pragma once
+// mul: a * b with broadcasting.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Mul {
+  static constexpr const char* name = "mul";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& a, const Tensor<T>& b) const {
+    return detail::map<T>(name, fn::Mul{}, a, b);
+  }
+  // y = a b: dy = da b + a db; ga = conj(b) gy, gb = conj(a) gy.
+  // Cotangents are summed over broadcast dimensions (sum_to).
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&a = c.x0(), &b = c.x1(), &da = c.dx0(), &db = c.dx1();
+    (void)a;
+    (void)b;
+    Tensor<T> r;
+    if (da.defined()) r = mul(da, b);
+    if (db.defined()) r = r.defined() ? add(r, mul(a, db)) : mul(a, db);
+    return broadcast_to(r, c.y0().shape());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&a = c.x0(), &b = c.x1(), &g = c.gy0();
+    (void)a;
+    (void)b;
+    Tensor<T> ga, gb;
+    if (c.needs(0)) ga = sum_to(mul(g, conj(b)), a.shape());
+    if (c.needs(1)) gb = sum_to(mul(g, conj(a)), b.shape());
+    return std::tuple{ga, gb};
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+Tensor<T> mul(const Tensor<T>& a, const Tensor<T>& b) {
+  return detail::apply(ops::Mul{}, a, b);
+}
+
+}  // namespace tenax

@@ -1,0 +1,35 @@
+#pragma once
+// mul: a * s.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+template <class T>
+struct MulScalar {
+  static constexpr const char* name = "mul";
+  static constexpr bool saves_outputs = false;
+  T s;
+  Tensor<T> forward(const Tensor<T>& a) const { return detail::map<T>(name, fn::MulScalar<T>{s}, a); }
+  // y = s a: dy = s da; ga = conj(s) gy.
+  template <class C>
+  auto jvp(const C& c) const {
+    return mul(c.dx0(), s);
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return mul(c.gy0(), fn::conj_of(s));
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+Tensor<T> mul(const Tensor<T>& a, T s) {
+  return detail::apply(ops::MulScalar<T>{s}, a);
+}
+
+}  // namespace tenax

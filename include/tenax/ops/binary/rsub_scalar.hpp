@@ -1,0 +1,35 @@
+#pragma once
+// rsub: s - a.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+template <class T>
+struct RSubScalar {
+  static constexpr const char* name = "rsub";
+  static constexpr bool saves_outputs = false;
+  T s;
+  Tensor<T> forward(const Tensor<T>& a) const { return detail::map<T>(name, fn::RSubScalar<T>{s}, a); }
+  // y = s - a: dy = -da; ga = -gy.
+  template <class C>
+  auto jvp(const C& c) const {
+    return neg(c.dx0());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return neg(c.gy0());
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+Tensor<T> rsub(const Tensor<T>& a, T s) {
+  return detail::apply(ops::RSubScalar<T>{s}, a);
+}
+
+}  // namespace tenax

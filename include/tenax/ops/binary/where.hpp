@@ -1,0 +1,46 @@
+#pragma once
+// where: cond ? a : b elementwise, broadcasting all three.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Where {
+  static constexpr const char* name = "where";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<bool>& cond, const Tensor<T>& a, const Tensor<T>& b) const {
+    return detail::map<T>(name, fn::Where{}, cond, a, b);
+  }
+  // y = cond ? a : b: dy = where(cond, da, db); ga = where(cond, gy, 0), gb = where(cond, 0, gy).
+  // The condition has no derivative. Selecting never multiplies, so an inf/NaN in the branch not
+  // taken never leaks into the derivative.
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x1())>::value_type;
+    auto zero = Tensor<T>::zeros({});
+    auto r = where(c.x0(), c.dx1().defined() ? c.dx1() : zero, c.dx2().defined() ? c.dx2() : zero);
+    return broadcast_to(r, c.y0().shape());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x1())>::value_type;
+    auto zero = Tensor<T>::zeros({});
+    Tensor<T> ga, gb;
+    if (c.needs(1)) ga = sum_to(where(c.x0(), c.gy0(), zero), c.x1().shape());
+    if (c.needs(2)) gb = sum_to(where(c.x0(), zero, c.gy0()), c.x2().shape());
+    return std::tuple{Tensor<bool>(), ga, gb};
+  }
+};
+
+}  // namespace ops
+
+template <Scalar T>
+Tensor<T> where(const Tensor<bool>& cond, const Tensor<T>& a, const Tensor<T>& b) {
+  return detail::apply(ops::Where{}, cond, a, b);
+}
+
+}  // namespace tenax

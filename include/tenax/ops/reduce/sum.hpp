@@ -1,0 +1,96 @@
+#pragma once
+// sum over chosen axes (keepdim or not), over everything, and sum_to (the adjoint of broadcasting).
+#include <vector>
+
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/reduce.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace detail {
+
+inline AxisMask axis_mask(const std::vector<std::int64_t>& axes, int rank, std::string_view op) {
+  AxisMask m;
+  for (auto a : axes) {
+    int d = wrap_axis(a, rank, op);
+    TENAX_CHECK(!m[d], op, "axis ", a, " listed twice");
+    m[d] = true;
+  }
+  return m;
+}
+
+inline AxisMask all_axes(int rank) {
+  AxisMask m;
+  for (int d = 0; d < rank; ++d) m[d] = true;
+  return m;
+}
+
+}  // namespace detail
+
+namespace ops {
+
+struct Sum {
+  static constexpr const char* name = "sum";
+  static constexpr bool saves_outputs = false;
+  detail::AxisMask mask;
+  bool keepdim;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    Tensor<T> r = detail::reduce<T>(name, x, mask, T(0), [](T a, T b) { return a + b; });
+    if (keepdim) return r;
+    const Shape s = detail::reduced_shape(x.shape(), mask, false);
+    return Tensor<T>(detail::make_view_impl(*r.impl(), s, col_major_strides(s), 0));
+  }
+  // Linear: dy = sum(dx); gx = gy broadcast back over the summed axes.
+  template <class C>
+  auto jvp(const C& c) const {
+    return detail::apply(*this, c.dx0());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    const Shape& xs = c.x0().shape();
+    return expand(reshape(c.gy0(), detail::reduced_shape(xs, mask, true)), xs);
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+Tensor<T> sum(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool keepdim) {
+  return detail::apply(ops::Sum{detail::axis_mask(axes, x.dim(), "sum"), keepdim}, x);
+}
+
+template <Floating T>
+Tensor<T> sum(const Tensor<T>& x) {
+  return detail::apply(ops::Sum{detail::all_axes(x.dim()), false}, x);
+}
+
+template <Floating T>
+Tensor<T> sum_to(const Tensor<T>& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  TENAX_CHECK(shape.size() <= x.dim(), "sum_to", "cannot reduce shape ", x.shape(), " to ", shape);
+  detail::AxisMask m;
+  for (int d = 0; d < x.dim(); ++d) {
+    const std::int64_t s = d < shape.size() ? shape[d] : 1;
+    TENAX_CHECK(s == x.shape()[d] || s == 1, "sum_to", "cannot reduce shape ", x.shape(), " to ", shape);
+    if (s == 1 && x.shape()[d] != 1) m[d] = true;
+    if (d >= shape.size()) m[d] = true;
+  }
+  return reshape(detail::apply(ops::Sum{m, true}, x), shape);
+}
+
+template <Floating T>
+Tensor<T> mean(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool keepdim) {
+  const detail::AxisMask m = detail::axis_mask(axes, x.dim(), "mean");
+  std::int64_t n = 1;
+  for (int d = 0; d < x.dim(); ++d)
+    if (m[d]) n *= x.shape()[d];
+  return mul(detail::apply(ops::Sum{m, keepdim}, x), T(real_t<T>(1) / static_cast<real_t<T>>(n)));
+}
+
+template <Floating T>
+Tensor<T> mean(const Tensor<T>& x) {
+  return mul(sum(x), T(real_t<T>(1) / static_cast<real_t<T>>(x.numel())));
+}
+
+}  // namespace tenax

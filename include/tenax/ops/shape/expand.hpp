@@ -1,0 +1,52 @@
+#pragma once
+// expand / broadcast_to: a stride-0 view that broadcasts x to a larger shape (aligned at dim 0).
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Expand {
+  static constexpr const char* name = "expand";
+  static constexpr bool saves_outputs = false;
+  Shape shape;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    Strides st;
+    for (int d = 0; d < shape.size(); ++d) st.push_back(d < x.dim() && x.shape()[d] == shape[d] ? x.strides()[d] : 0);
+    return Tensor<T>(detail::make_view_impl(*x.impl(), shape, st, x.offset()));
+  }
+  // dy = expand(dx); gx = sum_to(gy, x's shape).
+  template <class C>
+  auto jvp(const C& c) const {
+    return expand(c.dx0(), shape);
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return sum_to(c.gy0(), c.x0().shape());
+  }
+};
+
+}  // namespace ops
+
+template <Scalar T>
+Tensor<T> expand(const Tensor<T>& x, const Shape& shape) {
+  TENAX_CHECK(x.dim() <= shape.size(), "expand", "cannot expand shape ", x.shape(), " to ", shape);
+  for (int d = 0; d < shape.size(); ++d) {
+    const std::int64_t s = d < x.dim() ? x.shape()[d] : 1;
+    TENAX_CHECK(s == shape[d] || s == 1, "expand", "cannot expand shape ", x.shape(), " to ", shape);
+  }
+  checked_numel(shape, "expand");
+  if (shape == x.shape()) return x;
+  if constexpr (dtype_traits<T>::is_floating)
+    return detail::apply(ops::Expand{shape}, x);
+  else
+    return ops::Expand{shape}.forward(x);
+}
+
+template <Scalar T>
+Tensor<T> broadcast_to(const Tensor<T>& x, const Shape& shape) {
+  return expand(x, shape);
+}
+
+}  // namespace tenax

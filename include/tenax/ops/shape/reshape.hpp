@@ -1,0 +1,125 @@
+#pragma once
+// reshape (column-major element order): a view when the strides allow it, a copy otherwise;
+// squeeze, unsqueeze and flatten are reshapes.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace detail {
+
+// Strides that view x's elements (column-major order) with `shape`; false when the layout does
+// not allow a view. Input dimensions are grouped into chunks that are contiguous with respect to
+// each other; every chunk must be split exactly by consecutive output dimensions (the
+// column-major mirror of PyTorch's computeStride).
+inline bool view_strides(const TensorImpl& x, const Shape& shape, Strides& out) {
+  out.resize(shape.size());
+  const int ni = x.rank(), no = shape.size();
+  int o = 0;
+  if (ni == 0) {
+    for (; o < no; ++o) out[o] = 1;
+    return true;
+  }
+  std::int64_t base = x.strides[0], tensor_numel = 1, view_numel = 1;
+  for (int i = 0; i < ni; ++i) {
+    tensor_numel *= x.shape[i];
+    const bool chunk_end = i == ni - 1 || (x.shape[i + 1] != 1 && x.strides[i + 1] != tensor_numel * base);
+    if (!chunk_end) continue;
+    while (o < no && (view_numel < tensor_numel || shape[o] == 1)) {
+      out[o] = view_numel * base;
+      view_numel *= shape[o];
+      ++o;
+    }
+    if (view_numel != tensor_numel) return false;
+    if (i < ni - 1) {
+      base = x.strides[i + 1];
+      tensor_numel = 1;
+      view_numel = 1;
+    }
+  }
+  return o == no;
+}
+
+}  // namespace detail
+
+namespace ops {
+
+struct Reshape {
+  static constexpr const char* name = "reshape";
+  static constexpr bool saves_outputs = false;
+  Shape shape;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    Strides st;
+    if (x.numel() == 0) return Tensor<T>::empty(shape, x.device());
+    if (detail::view_strides(*x.impl(), shape, st))
+      return Tensor<T>(detail::make_view_impl(*x.impl(), shape, st, x.offset()));
+    Tensor<T> c = Tensor<T>::empty(x.shape(), x.device());
+    detail::copy_into(c, x);
+    return Tensor<T>(detail::make_view_impl(*c.impl(), shape, col_major_strides(shape), 0));
+  }
+  // Linear re-indexing: dy = reshape(dx); gx = reshape(gy, x's shape).
+  template <class C>
+  auto jvp(const C& c) const {
+    return reshape(c.dx0(), shape);
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return reshape(c.gy0(), c.x0().shape());
+  }
+};
+
+}  // namespace ops
+
+// Reshape in column-major element order. One dimension may be -1 (inferred).
+template <Scalar T>
+Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
+  Shape shape = shape_in;
+  int infer = -1;
+  std::int64_t known = 1;
+  for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      TENAX_CHECK(infer < 0, "reshape", "more than one -1 in ", shape_in);
+      infer = i;
+    } else {
+      TENAX_CHECK(shape[i] >= 0, "reshape", "negative dimension in ", shape_in);
+      TENAX_CHECK(shape[i] == 0 || known <= INT64_MAX / shape[i], "reshape", "shape ", shape_in, " overflows");
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    TENAX_CHECK(known != 0 && x.numel() % known == 0, "reshape", "cannot infer -1 in ", shape_in, " for ", x.numel(),
+                " elements");
+    shape[infer] = x.numel() / known;
+  }
+  TENAX_CHECK(numel_of(shape) == x.numel(), "reshape", "shape ", shape_in, " has ", numel_of(shape),
+              " elements, input ", x.shape(), " has ", x.numel());
+  if (shape == x.shape()) return x;
+  if constexpr (dtype_traits<T>::is_floating)
+    return detail::apply(ops::Reshape{shape}, x);
+  else
+    return ops::Reshape{shape}.forward(x);
+}
+
+template <Scalar T>
+Tensor<T> squeeze(const Tensor<T>& x, int dim) {
+  int d = wrap_axis(dim, x.dim(), "squeeze");
+  TENAX_CHECK(x.shape()[d] == 1, "squeeze", "dimension ", d, " of shape ", x.shape(), " is not 1");
+  Shape s = x.shape();
+  s.erase(d);
+  return reshape(x, s);
+}
+
+template <Scalar T>
+Tensor<T> unsqueeze(const Tensor<T>& x, int dim) {
+  int d = wrap_axis(dim, x.dim() + 1, "unsqueeze");
+  Shape s = x.shape();
+  s.insert(d, 1);
+  return reshape(x, s);
+}
+
+template <Scalar T>
+Tensor<T> flatten(const Tensor<T>& x) {
+  return reshape(x, Shape{x.numel()});
+}
+
+}  // namespace tenax

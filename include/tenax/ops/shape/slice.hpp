@@ -1,0 +1,55 @@
+#pragma once
+// slice: x[start:stop:step] along one dimension, as a view.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/fwd.hpp"
+#include "tenax/ops/shape/embed.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Slice {
+  static constexpr const char* name = "slice";
+  static constexpr bool saves_outputs = false;
+  int dim;
+  std::int64_t start, len, step;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    Shape s = x.shape();
+    Strides st = x.strides();
+    const std::int64_t off = x.offset() + start * st[dim];
+    s[dim] = len;
+    st[dim] *= step;
+    return Tensor<T>(detail::make_view_impl(*x.impl(), s, st, off));
+  }
+  // Linear: dy = slice(dx); gx = embed(gy) (zeros outside the slice).
+  template <class C>
+  auto jvp(const C& c) const {
+    return detail::apply(*this, c.dx0());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return detail::apply(Embed<Slice>{*this, c.x0().shape()}, c.gy0());
+  }
+};
+
+}  // namespace ops
+
+// Elements start, start+step, ... < stop of dimension `dim` (negative indices count from the end
+// and out-of-range bounds are clamped, as in Python). step must be positive.
+template <Scalar T>
+Tensor<T> slice(const Tensor<T>& x, int dim, std::int64_t start, std::int64_t stop, std::int64_t step) {
+  const int d = wrap_axis(dim, x.dim(), "slice");
+  TENAX_CHECK(step > 0, "slice", "step must be positive, got ", step);
+  const std::int64_t n = x.shape()[d];
+  auto clamp = [n](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + n : i, 0, n); };
+  start = clamp(start);
+  stop = clamp(stop);
+  const std::int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  ops::Slice op{d, start, len, step};
+  if constexpr (dtype_traits<T>::is_floating)
+    return detail::apply(op, x);
+  else
+    return op.forward(x);
+}
+
+}  // namespace tenax

@@ -1,0 +1,72 @@
+#pragma once
+// permute / transpose: views that reorder dimensions (no copy).
+#include <algorithm>
+
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Permute {
+  static constexpr const char* name = "permute";
+  static constexpr bool saves_outputs = false;
+  Shape order;  // output dimension i is input dimension order[i]
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    Shape s, st;
+    for (auto d : order) {
+      s.push_back(x.shape()[static_cast<int>(d)]);
+      st.push_back(x.strides()[static_cast<int>(d)]);
+    }
+    return Tensor<T>(detail::make_view_impl(*x.impl(), s, st, x.offset()));
+  }
+  Shape inverse() const {
+    Shape inv;
+    inv.resize(order.size());
+    for (int i = 0; i < order.size(); ++i) inv[static_cast<int>(order[i])] = i;
+    return inv;
+  }
+  // A permutation is linear and orthogonal: dy = permute(dx); gx = permute(gy, inverse order).
+  template <class C>
+  auto jvp(const C& c) const {
+    return permute(c.dx0(), order);
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return permute(c.gy0(), inverse());
+  }
+};
+
+}  // namespace ops
+
+template <Scalar T>
+Tensor<T> permute(const Tensor<T>& x, const Shape& order) {
+  const int r = x.dim();
+  TENAX_CHECK(order.size() == r, "permute", "order ", order, " does not match rank ", r, " of shape ", x.shape());
+  Shape norm;
+  std::array<bool, kMaxRank> seen{};
+  for (auto d : order) {
+    int a = wrap_axis(d, r, "permute");
+    TENAX_CHECK(!seen[a], "permute", "order ", order, " repeats dimension ", a);
+    seen[a] = true;
+    norm.push_back(a);
+  }
+  if constexpr (dtype_traits<T>::is_floating)
+    return detail::apply(ops::Permute{norm}, x);
+  else
+    return ops::Permute{norm}.forward(x);
+}
+
+template <Scalar T>
+Tensor<T> transpose(const Tensor<T>& x, int d0, int d1) {
+  const int r = x.dim();
+  TENAX_CHECK(r >= 2 || (d0 == 0 && d1 == 1 && r < 2), "transpose", "needs rank >= 2, got shape ", x.shape());
+  if (r < 2) return x;
+  Shape order;
+  for (int i = 0; i < r; ++i) order.push_back(i);
+  std::swap(order[wrap_axis(d0, r, "transpose")], order[wrap_axis(d1, r, "transpose")]);
+  return permute(x, order);
+}
+
+}  // namespace tenax

@@ -1,0 +1,60 @@
+#pragma once
+// tril / triu: keep the lower (upper) triangle from diagonal k of each matrix, zero the rest.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Triangle {
+  static constexpr const char* name = "tril/triu";
+  static constexpr bool saves_outputs = false;
+  bool lower;
+  std::int64_t k;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
+    detail::copy_into(out, x);
+    const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n ? out.numel() / (m * n) : 0;
+    T* p = out.mutable_data();
+    for (std::int64_t b = 0; b < batch; ++b, p += m * n)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < m; ++i)
+          if (lower ? (j - i > k) : (j - i < k)) p[i + j * m] = T(0);
+    return out;
+  }
+  // A projection (linear and self-adjoint): dy = P(dx); gx = P(gy).
+  template <class C>
+  auto jvp(const C& c) const {
+    return detail::apply(*this, c.dx0());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return detail::apply(*this, c.gy0());
+  }
+};
+
+}  // namespace ops
+
+template <Scalar T>
+Tensor<T> tril(const Tensor<T>& x, std::int64_t k) {
+  TENAX_CHECK(x.dim() >= 2, "tril", "needs rank >= 2, got shape ", x.shape());
+  TENAX_CHECK(x.device().is_cpu(), "tril", "no kernel for device ", x.device().str());
+  if constexpr (dtype_traits<T>::is_floating)
+    return detail::apply(ops::Triangle{true, k}, x);
+  else
+    return ops::Triangle{true, k}.forward(x);
+}
+
+template <Scalar T>
+Tensor<T> triu(const Tensor<T>& x, std::int64_t k) {
+  TENAX_CHECK(x.dim() >= 2, "triu", "needs rank >= 2, got shape ", x.shape());
+  TENAX_CHECK(x.device().is_cpu(), "triu", "no kernel for device ", x.device().str());
+  if constexpr (dtype_traits<T>::is_floating)
+    return detail::apply(ops::Triangle{false, k}, x);
+  else
+    return ops::Triangle{false, k}.forward(x);
+}
+
+}  // namespace tenax

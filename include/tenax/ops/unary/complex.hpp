@@ -1,0 +1,40 @@
+#pragma once
+// complex: re + i im from two real tensors (broadcasting).
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Complex {
+  static constexpr const char* name = "complex";
+  static constexpr bool saves_outputs = false;
+  template <class R>
+  Tensor<std::complex<R>> forward(const Tensor<R>& re, const Tensor<R>& im) const {
+    return detail::map<std::complex<R>>(name, fn::MakeComplex{}, re, im);
+  }
+  // y = a + i b: dy = da + i db; gy splits as ga = Re gy, gb = Im gy (summed over broadcasting).
+  template <class C>
+  auto jvp(const C& c) const {
+    using R = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Shape& s = c.y0().shape();
+    auto a = c.dx0().defined() ? broadcast_to(c.dx0(), s) : Tensor<R>::zeros(s);
+    auto b = c.dx1().defined() ? broadcast_to(c.dx1(), s) : Tensor<R>::zeros(s);
+    return complex(a, b);
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return std::tuple{sum_to(real(c.gy0()), c.x0().shape()), sum_to(imag(c.gy0()), c.x1().shape())};
+  }
+};
+
+}  // namespace ops
+
+template <RealFloating T>
+Tensor<std::complex<T>> complex(const Tensor<T>& re, const Tensor<T>& im) {
+  return detail::apply(ops::Complex{}, re, im);
+}
+
+}  // namespace tenax

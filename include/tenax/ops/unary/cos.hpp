@@ -1,0 +1,36 @@
+#pragma once
+// cos: elementwise op.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Cos {
+  static constexpr const char* name = "cos";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return detail::map<T>(name, fn::Cos{}, x);
+  }
+  // y = cos x: dy = -sin(x) dx; gx = -conj(sin x) gy.
+  template <class C>
+  auto jvp(const C& c) const {
+    return mul(c.dx0(), neg(sin(c.x0())));
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return mul(c.gy0(), neg(conj(sin(c.x0()))));
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+Tensor<T> cos(const Tensor<T>& x) {
+  return detail::apply(ops::Cos{}, x);
+}
+
+}  // namespace tenax

@@ -1,0 +1,39 @@
+#pragma once
+// imag: the imaginary part (zeros for real input).
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Imag {
+  static constexpr const char* name = "imag";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<real_t<T>> forward(const Tensor<T>& x) const {
+    return detail::map<real_t<T>>(name, fn::Imag{}, x);
+  }
+  // y = Im x: dy = Im dx = Re(conj(i gy) dx) for real gy, so gx = i gy.
+  template <class C>
+  auto jvp(const C& c) const {
+    return imag(c.dx0());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return complex(mul(c.gy0(), real_t<typename std::remove_cvref_t<decltype(c.x0())>::value_type>(0)), c.gy0());
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+RealTensor<T> imag(const Tensor<T>& x) {
+  if constexpr (is_complex_v<T>)
+    return detail::apply(ops::Imag{}, x);
+  else
+    return mul(x, T(0));
+}
+
+}  // namespace tenax

@@ -1,0 +1,36 @@
+#pragma once
+// log: elementwise op.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Log {
+  static constexpr const char* name = "log";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return detail::map<T>(name, fn::Log{}, x);
+  }
+  // y = log x (holomorphic): dy = dx / x; gx = gy / conj(x).
+  template <class C>
+  auto jvp(const C& c) const {
+    return div(c.dx0(), c.x0());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return div(c.gy0(), conj(c.x0()));
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+Tensor<T> log(const Tensor<T>& x) {
+  return detail::apply(ops::Log{}, x);
+}
+
+}  // namespace tenax

@@ -1,0 +1,40 @@
+#pragma once
+// real: the real part (a copy; for real input, the input handle).
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Real {
+  static constexpr const char* name = "real";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<real_t<T>> forward(const Tensor<T>& x) const {
+    return detail::map<real_t<T>>(name, fn::Real{}, x);
+  }
+  // y = Re x: dy = Re dx; <gy, Re dx> = Re(conj(gy) dx) for real gy, so gx = gy + 0i.
+  template <class C>
+  auto jvp(const C& c) const {
+    return real(c.dx0());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    return cast<T>(c.gy0());
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+RealTensor<T> real(const Tensor<T>& x) {
+  if constexpr (is_complex_v<T>)
+    return detail::apply(ops::Real{}, x);
+  else
+    return x;
+}
+
+}  // namespace tenax

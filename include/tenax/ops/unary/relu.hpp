@@ -1,0 +1,43 @@
+#pragma once
+// relu: max(x, 0) for real input.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Relu {
+  static constexpr const char* name = "relu";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return detail::map<T>(name, fn::Relu{}, x);
+  }
+  // dy = [x > 0] dx; gx = [x > 0] gy (subgradient 0 at x = 0, as PyTorch and JAX).
+  template <class C>
+  auto jvp(const C& c) const {
+    return masked(c.x0(), c.dx0());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return masked(c.x0(), c.gy0());
+  }
+
+ private:
+  template <class T>
+  static Tensor<T> masked(const Tensor<T>& x, const Tensor<T>& v) {
+    auto zero = Tensor<T>::zeros({});
+    return where(gt(x, zero), v, zero);
+  }
+};
+
+}  // namespace ops
+
+template <RealFloating T>
+Tensor<T> relu(const Tensor<T>& x) {
+  return detail::apply(ops::Relu{}, x);
+}
+
+}  // namespace tenax

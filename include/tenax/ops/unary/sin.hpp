@@ -1,0 +1,36 @@
+#pragma once
+// sin: elementwise op.
+#include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct Sin {
+  static constexpr const char* name = "sin";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return detail::map<T>(name, fn::Sin{}, x);
+  }
+  // y = sin x: dy = cos(x) dx; gx = conj(cos x) gy.
+  template <class C>
+  auto jvp(const C& c) const {
+    return mul(c.dx0(), cos(c.x0()));
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return mul(c.gy0(), conj(cos(c.x0())));
+  }
+};
+
+}  // namespace ops
+
+template <Floating T>
+Tensor<T> sin(const Tensor<T>& x) {
+  return detail::apply(ops::Sin{}, x);
+}
+
+}  // namespace tenax

@@ -1,0 +1,46 @@
+// The device registry: which allocator and copy routine serve each device kind. The CPU is always
+// present; other backends register themselves when they are linked in.
+#include <array>
+#include <cstring>
+
+#include "tenax/backend/device_copy.hpp"
+#include "tenax/core/allocator.hpp"
+#include "tenax/core/error.hpp"
+
+namespace tenax::detail {
+namespace {
+
+struct Registry {
+  std::array<CopyFn, 2> copy{};
+  std::array<Allocator& (*)(int), 2> alloc{};
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+void register_device_copy(Device::Kind kind, CopyFn fn) { registry().copy[static_cast<int>(kind)] = fn; }
+void register_allocator(Device::Kind kind, Allocator& (*fn)(int)) { registry().alloc[static_cast<int>(kind)] = fn; }
+
+Allocator& allocator_for(Device d) {
+  if (d.is_cpu()) return cpu_allocator();
+  auto fn = registry().alloc[static_cast<int>(d.kind)];
+  TENAX_CHECK(fn != nullptr, "device", "no backend for device ", d.str(), " is built into this tenax");
+  return fn(d.index);
+}
+
+void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_dev.is_cpu() && src_dev.is_cpu()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const Device other = dst_dev.is_cpu() ? src_dev : dst_dev;
+  auto fn = registry().copy[static_cast<int>(other.kind)];
+  TENAX_CHECK(fn != nullptr, "to", "no backend for device ", other.str(), " is built into this tenax");
+  fn(dst, dst_dev, src, src_dev, bytes);
+}
+
+}  // namespace tenax::detail

@@ -1,0 +1,59 @@
+// TensorImpl and Node lifetime: pooled allocation, iterative node destruction.
+#include <vector>
+
+#include "tenax/ad/node.hpp"
+#include "tenax/core/tensor_impl.hpp"
+
+namespace tenax::detail {
+
+TensorImpl* TensorImpl::create() { return new (small_alloc(sizeof(TensorImpl))) TensorImpl; }
+
+void TensorImpl::destroy(TensorImpl* t) {
+  t->~TensorImpl();
+  small_free(t, sizeof(TensorImpl));
+}
+
+ImplPtr make_impl(DType dtype, const Shape& shape, Device device) {
+  ImplPtr t(TensorImpl::create());
+  t->dtype = dtype;
+  t->device = device;
+  t->shape = shape;
+  t->strides = col_major_strides(shape);
+  t->storage = make_storage(static_cast<std::size_t>(numel_of(shape)) * dtype_size(dtype), device);
+  return t;
+}
+
+ImplPtr make_view_impl(const TensorImpl& src, const Shape& shape, const Strides& strides, std::int64_t offset) {
+  ImplPtr t(TensorImpl::create());
+  t->dtype = src.dtype;
+  t->device = src.device;
+  t->shape = shape;
+  t->strides = strides;
+  t->offset = offset;
+  t->storage = src.storage;
+  return t;
+}
+
+ImplPtr shallow_copy(const TensorImpl& src) { return make_view_impl(src, src.shape, src.strides, src.offset); }
+
+Node::~Node() = default;
+
+void Node::destroy(Node* n) {
+  // Releasing a node releases its edges and saved tensors, which may release further nodes.
+  // Those are queued here instead of recursing, so a graph of any depth is freed in a loop.
+  thread_local std::vector<Node*> queue;
+  thread_local bool active = false;
+  queue.push_back(n);
+  if (active) return;
+  active = true;
+  while (!queue.empty()) {
+    Node* x = queue.back();
+    queue.pop_back();
+    std::size_t sz = x->alloc_size_;
+    x->~Node();
+    small_free(x, sz);
+  }
+  active = false;
+}
+
+}  // namespace tenax::detail
