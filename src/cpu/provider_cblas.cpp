@@ -1,9 +1,14 @@
 // The CBLAS/LAPACKE provider (OpenBLAS by default; reference LAPACK or MKL by TENAX_PROVIDER).
-#include <cblas.h>
-
 #include <complex>
+#define LAPACK_COMPLEX_CUSTOM
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <cblas.h>
+#include <lapacke.h>
 
 #include "tenax/backend/cpu_provider.hpp"
+#include "tenax/core/error.hpp"
+#include "workspace.hpp"
 
 #if defined(TENAX_PROVIDER_OPENBLAS)
 extern "C" char* openblas_get_config(void);
@@ -11,6 +16,9 @@ extern "C" char* openblas_get_config(void);
 
 namespace tenax::cpu {
 namespace {
+
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
 
 CBLAS_TRANSPOSE cblas_trans(Trans t) {
   switch (t) {
@@ -23,6 +31,21 @@ CBLAS_TRANSPOSE cblas_trans(Trans t) {
   }
 }
 
+int checked(const char* routine, lapack_int info) {
+  TENAX_CHECK(info >= 0, routine, "internal error: LAPACK rejected argument ", -info);
+  return static_cast<int>(info);
+}
+
+template <class T>
+constexpr int type_tag() {
+  return static_cast<int>(dtype_of<T>);
+}
+
+template <class T>
+std::int64_t lwork_of(T w) {
+  return static_cast<std::int64_t>(std::real(w));
+}
+
 }  // namespace
 
 std::string provider_name() {
@@ -31,9 +54,11 @@ std::string provider_name() {
 #elif defined(TENAX_PROVIDER_MKL)
   return "mkl";
 #else
-  return "cblas/lapacke";
+  return "cblas/lapacke (reference)";
 #endif
 }
+
+// ---- BLAS ------------------------------------------------------------------------------------
 
 template <>
 void gemm<float>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,
@@ -48,20 +73,198 @@ void gemm<double>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64
   cblas_dgemm(CblasColMajor, cblas_trans(ta), cblas_trans(tb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 template <>
-void gemm<std::complex<float>>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k,
-                               std::complex<float> alpha, const std::complex<float>* A, std::int64_t lda,
-                               const std::complex<float>* B, std::int64_t ldb, std::complex<float> beta,
-                               std::complex<float>* C, std::int64_t ldc) {
+void gemm<c64>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, c64 alpha, const c64* A,
+               std::int64_t lda, const c64* B, std::int64_t ldb, c64 beta, c64* C, std::int64_t ldc) {
   count_call(Routine::gemm);
   cblas_cgemm(CblasColMajor, cblas_trans(ta), cblas_trans(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 template <>
-void gemm<std::complex<double>>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k,
-                                std::complex<double> alpha, const std::complex<double>* A, std::int64_t lda,
-                                const std::complex<double>* B, std::int64_t ldb, std::complex<double> beta,
-                                std::complex<double>* C, std::int64_t ldc) {
+void gemm<c128>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, c128 alpha, const c128* A,
+                std::int64_t lda, const c128* B, std::int64_t ldb, c128 beta, c128* C, std::int64_t ldc) {
   count_call(Routine::gemm);
   cblas_zgemm(CblasColMajor, cblas_trans(ta), cblas_trans(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
+
+#define TENAX_TRSM(T, fn, ALPHA)                                                                                  \
+  template <>                                                                                                     \
+  void trsm<T>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A, \
+               std::int64_t lda, T* B, std::int64_t ldb) {                                                        \
+    count_call(Routine::trsm);                                                                                    \
+    if (m == 0 || n == 0) return;                                                                                 \
+    fn(CblasColMajor, side == Side::Left ? CblasLeft : CblasRight, uplo == Uplo::Lower ? CblasLower : CblasUpper, \
+       cblas_trans(trans), diag == Diag::Unit ? CblasUnit : CblasNonUnit, m, n, ALPHA, A, lda, B, ldb);           \
+  }
+TENAX_TRSM(float, cblas_strsm, alpha)
+TENAX_TRSM(double, cblas_dtrsm, alpha)
+TENAX_TRSM(c64, cblas_ctrsm, &alpha)
+TENAX_TRSM(c128, cblas_ztrsm, &alpha)
+#undef TENAX_TRSM
+
+// ---- LAPACK ----------------------------------------------------------------------------------
+
+#define TENAX_GETRF(T, fn)                                                                     \
+  template <>                                                                                  \
+  int getrf<T>(std::int64_t m, std::int64_t n, T * A, std::int64_t lda, std::int32_t * ipiv) { \
+    count_call(Routine::getrf);                                                                \
+    if (m == 0 || n == 0) return 0;                                                            \
+    return checked("getrf", fn(LAPACK_COL_MAJOR, m, n, A, lda, ipiv));                         \
+  }
+TENAX_GETRF(float, LAPACKE_sgetrf_work)
+TENAX_GETRF(double, LAPACKE_dgetrf_work)
+TENAX_GETRF(c64, LAPACKE_cgetrf_work)
+TENAX_GETRF(c128, LAPACKE_zgetrf_work)
+#undef TENAX_GETRF
+
+#define TENAX_GETRS(T, fn)                                                                                   \
+  template <>                                                                                                \
+  int getrs<T>(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda,                \
+               const std::int32_t* ipiv, T* B, std::int64_t ldb) {                                           \
+    count_call(Routine::getrs);                                                                              \
+    if (n == 0 || nrhs == 0) return 0;                                                                       \
+    return checked("getrs", fn(LAPACK_COL_MAJOR, static_cast<char>(trans), n, nrhs, LU, lda, ipiv, B, ldb)); \
+  }
+TENAX_GETRS(float, LAPACKE_sgetrs_work)
+TENAX_GETRS(double, LAPACKE_dgetrs_work)
+TENAX_GETRS(c64, LAPACKE_cgetrs_work)
+TENAX_GETRS(c128, LAPACKE_zgetrs_work)
+#undef TENAX_GETRS
+
+#define TENAX_POTRF(T, fn)                                                             \
+  template <>                                                                          \
+  int potrf<T>(Uplo uplo, std::int64_t n, T * A, std::int64_t lda) {                   \
+    count_call(Routine::potrf);                                                        \
+    if (n == 0) return 0;                                                              \
+    return checked("potrf", fn(LAPACK_COL_MAJOR, static_cast<char>(uplo), n, A, lda)); \
+  }
+TENAX_POTRF(float, LAPACKE_spotrf_work)
+TENAX_POTRF(double, LAPACKE_dpotrf_work)
+TENAX_POTRF(c64, LAPACKE_cpotrf_work)
+TENAX_POTRF(c128, LAPACKE_zpotrf_work)
+#undef TENAX_POTRF
+
+#define TENAX_GEQRF(T, fn)                                                                                 \
+  template <>                                                                                              \
+  int geqrf<T>(std::int64_t m, std::int64_t n, T * A, std::int64_t lda, T * tau) {                         \
+    count_call(Routine::geqrf);                                                                            \
+    if (m == 0 || n == 0) return 0;                                                                        \
+    const WorkSizes w = cached_work({static_cast<int>(Routine::geqrf), type_tag<T>(), m, n, lda, 0}, [&] { \
+      T q{};                                                                                               \
+      checked("geqrf", fn(LAPACK_COL_MAJOR, m, n, A, lda, tau, &q, -1));                                   \
+      return WorkSizes{lwork_of(q), 0, 0};                                                                 \
+    });                                                                                                    \
+    Workspace<T> work(w[0]);                                                                               \
+    return checked("geqrf", fn(LAPACK_COL_MAJOR, m, n, A, lda, tau, work.data(), w[0]));                   \
+  }
+TENAX_GEQRF(float, LAPACKE_sgeqrf_work)
+TENAX_GEQRF(double, LAPACKE_dgeqrf_work)
+TENAX_GEQRF(c64, LAPACKE_cgeqrf_work)
+TENAX_GEQRF(c128, LAPACKE_zgeqrf_work)
+#undef TENAX_GEQRF
+
+#define TENAX_ORGQR(T, fn)                                                                                 \
+  template <>                                                                                              \
+  int orgqr<T>(std::int64_t m, std::int64_t n, std::int64_t k, T * A, std::int64_t lda, const T* tau) {    \
+    count_call(Routine::orgqr);                                                                            \
+    if (m == 0 || n == 0) return 0;                                                                        \
+    const WorkSizes w = cached_work({static_cast<int>(Routine::orgqr), type_tag<T>(), m, n, k, lda}, [&] { \
+      T q{};                                                                                               \
+      checked("orgqr", fn(LAPACK_COL_MAJOR, m, n, k, A, lda, tau, &q, -1));                                \
+      return WorkSizes{lwork_of(q), 0, 0};                                                                 \
+    });                                                                                                    \
+    Workspace<T> work(w[0]);                                                                               \
+    return checked("orgqr", fn(LAPACK_COL_MAJOR, m, n, k, A, lda, tau, work.data(), w[0]));                \
+  }
+TENAX_ORGQR(float, LAPACKE_sorgqr_work)
+TENAX_ORGQR(double, LAPACKE_dorgqr_work)
+TENAX_ORGQR(c64, LAPACKE_cungqr_work)
+TENAX_ORGQR(c128, LAPACKE_zungqr_work)
+#undef TENAX_ORGQR
+
+#define TENAX_SYEVD_REAL(T, fn)                                                                                   \
+  template <>                                                                                                     \
+  int syevd<T>(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda, T* w) {                           \
+    count_call(Routine::syevd);                                                                                   \
+    if (n == 0) return 0;                                                                                         \
+    const char jobz = vectors ? 'V' : 'N', up = static_cast<char>(uplo);                                          \
+    const WorkSizes s = cached_work({static_cast<int>(Routine::syevd), type_tag<T>(), n, lda, jobz, up}, [&] {    \
+      T q{};                                                                                                      \
+      lapack_int iq = 0;                                                                                          \
+      checked("syevd", fn(LAPACK_COL_MAJOR, jobz, up, n, A, lda, w, &q, -1, &iq, -1));                            \
+      return WorkSizes{lwork_of(q), iq, 0};                                                                       \
+    });                                                                                                           \
+    Workspace<T> work(s[0]);                                                                                      \
+    Workspace<lapack_int> iwork(s[1]);                                                                            \
+    return checked("syevd", fn(LAPACK_COL_MAJOR, jobz, up, n, A, lda, w, work.data(), s[0], iwork.data(), s[1])); \
+  }
+TENAX_SYEVD_REAL(float, LAPACKE_ssyevd_work)
+TENAX_SYEVD_REAL(double, LAPACKE_dsyevd_work)
+#undef TENAX_SYEVD_REAL
+
+#define TENAX_HEEVD(T, R, fn)                                                                                   \
+  template <>                                                                                                   \
+  int syevd<T>(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda, R* w) {                         \
+    count_call(Routine::syevd);                                                                                 \
+    if (n == 0) return 0;                                                                                       \
+    const char jobz = vectors ? 'V' : 'N', up = static_cast<char>(uplo);                                        \
+    const WorkSizes s = cached_work({static_cast<int>(Routine::syevd), type_tag<T>(), n, lda, jobz, up}, [&] {  \
+      T q{};                                                                                                    \
+      R rq{};                                                                                                   \
+      lapack_int iq = 0;                                                                                        \
+      checked("heevd", fn(LAPACK_COL_MAJOR, jobz, up, n, A, lda, w, &q, -1, &rq, -1, &iq, -1));                 \
+      return WorkSizes{lwork_of(q), static_cast<std::int64_t>(rq), iq};                                         \
+    });                                                                                                         \
+    Workspace<T> work(s[0]);                                                                                    \
+    Workspace<R> rwork(s[1]);                                                                                   \
+    Workspace<lapack_int> iwork(s[2]);                                                                          \
+    return checked("heevd", fn(LAPACK_COL_MAJOR, jobz, up, n, A, lda, w, work.data(), s[0], rwork.data(), s[1], \
+                               iwork.data(), s[2]));                                                            \
+  }
+TENAX_HEEVD(c64, float, LAPACKE_cheevd_work)
+TENAX_HEEVD(c128, double, LAPACKE_zheevd_work)
+#undef TENAX_HEEVD
+
+#define TENAX_GESDD_REAL(T, fn)                                                                                        \
+  template <>                                                                                                          \
+  int gesdd<T>(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, T* s, T* U, std::int64_t ldu, T* VT, \
+               std::int64_t ldvt) {                                                                                    \
+    count_call(Routine::gesdd);                                                                                        \
+    if (m == 0 || n == 0) return 0;                                                                                    \
+    const std::int64_t mn = std::min(m, n);                                                                            \
+    const WorkSizes w = cached_work({static_cast<int>(Routine::gesdd), type_tag<T>(), m, n, lda, jobz}, [&] {          \
+      T q{};                                                                                                           \
+      checked("gesdd", fn(LAPACK_COL_MAJOR, jobz, m, n, A, lda, s, U, ldu, VT, ldvt, &q, -1, nullptr));                \
+      return WorkSizes{lwork_of(q), 8 * mn, 0};                                                                        \
+    });                                                                                                                \
+    Workspace<T> work(w[0]);                                                                                           \
+    Workspace<lapack_int> iwork(w[1]);                                                                                 \
+    return checked("gesdd",                                                                                            \
+                   fn(LAPACK_COL_MAJOR, jobz, m, n, A, lda, s, U, ldu, VT, ldvt, work.data(), w[0], iwork.data()));    \
+  }
+TENAX_GESDD_REAL(float, LAPACKE_sgesdd_work)
+TENAX_GESDD_REAL(double, LAPACKE_dgesdd_work)
+#undef TENAX_GESDD_REAL
+
+#define TENAX_GESDD_CPLX(T, R, fn)                                                                                     \
+  template <>                                                                                                          \
+  int gesdd<T>(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, R* s, T* U, std::int64_t ldu, T* VT, \
+               std::int64_t ldvt) {                                                                                    \
+    count_call(Routine::gesdd);                                                                                        \
+    if (m == 0 || n == 0) return 0;                                                                                    \
+    const std::int64_t mn = std::min(m, n), mx = std::max(m, n);                                                       \
+    const std::int64_t lrwork = jobz == 'N' ? 7 * mn : mn * std::max(5 * mn + 7, 2 * mx + 2 * mn + 1);                 \
+    const WorkSizes w = cached_work({static_cast<int>(Routine::gesdd), type_tag<T>(), m, n, lda, jobz}, [&] {          \
+      T q{};                                                                                                           \
+      checked("gesdd", fn(LAPACK_COL_MAJOR, jobz, m, n, A, lda, s, U, ldu, VT, ldvt, &q, -1, nullptr, nullptr));       \
+      return WorkSizes{lwork_of(q), 8 * mn, lrwork};                                                                   \
+    });                                                                                                                \
+    Workspace<T> work(w[0]);                                                                                           \
+    Workspace<lapack_int> iwork(w[1]);                                                                                 \
+    Workspace<R> rwork(w[2]);                                                                                          \
+    return checked("gesdd", fn(LAPACK_COL_MAJOR, jobz, m, n, A, lda, s, U, ldu, VT, ldvt, work.data(), w[0],           \
+                               rwork.data(), iwork.data()));                                                           \
+  }
+TENAX_GESDD_CPLX(c64, float, LAPACKE_cgesdd_work)
+TENAX_GESDD_CPLX(c128, double, LAPACKE_zgesdd_work)
+#undef TENAX_GESDD_CPLX
 
 }  // namespace tenax::cpu

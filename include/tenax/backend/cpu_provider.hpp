@@ -8,19 +8,23 @@
 #include <cstdint>
 #include <string>
 
+#include "tenax/core/dtype.hpp"
+
 namespace tenax::cpu {
 
 enum class Trans : char { N = 'N', T = 'T', C = 'C' };
+enum class Side : char { Left = 'L', Right = 'R' };
+enum class Uplo : char { Lower = 'L', Upper = 'U' };
+enum class Diag : char { NonUnit = 'N', Unit = 'U' };
 
-enum class Routine : int { gemm, kCount };
+// Every provider routine tenax calls; counted per call.
+enum class Routine : int { gemm, trsm, getrf, getrs, potrf, geqrf, orgqr, syevd, gesdd, kCount };
 
 inline const char* routine_name(Routine r) {
-  switch (r) {
-    case Routine::gemm:
-      return "gemm";
-    default:
-      return "?";
-  }
+  static constexpr const char* names[] = {"gemm",  "trsm",  "getrf", "getrs", "potrf",
+                                          "geqrf", "orgqr", "syevd", "gesdd"};
+  const int i = static_cast<int>(r);
+  return i >= 0 && i < static_cast<int>(Routine::kCount) ? names[i] : "?";
 }
 
 struct ProviderCounters {
@@ -39,10 +43,48 @@ inline void count_call(Routine r) {
 // Name and version of the provider compiled in ("openblas 0.3.21", "eigen 3.4.0", ...).
 std::string provider_name();
 
-// C = alpha op(A) op(B) + beta C, column-major, dimensions already checked to fit the provider's
-// integer type. T is float, double, std::complex<float> or std::complex<double>.
+// All dimensions are checked by the caller to fit the provider's integer type. T is float,
+// double, std::complex<float> or std::complex<double>; column-major storage throughout.
+
+// C = alpha op(A) op(B) + beta C.
 template <class T>
 void gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A, std::int64_t lda,
           const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc);
+
+// B = alpha op(A)^-1 B (side Left) or alpha B op(A)^-1 (side Right), A triangular; B is m x n.
+template <class T>
+void trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
+          std::int64_t lda, T* B, std::int64_t ldb);
+
+// The LAPACK routines below return LAPACK's info: 0 on success, > 0 for a numerical failure
+// (zero pivot, non-positive minor, no convergence). A negative info is a tenax bug and is raised
+// as an internal tenax::Error. Workspaces are queried once per shape and taken from the pooled
+// allocator. Pivots are LAPACK's: 1-based, 32-bit.
+
+// LU with partial pivoting of an m x n matrix, in place.
+template <class T>
+int getrf(std::int64_t m, std::int64_t n, T* A, std::int64_t lda, std::int32_t* ipiv);
+// Solves op(A) X = B with getrf's factors of the n x n A; B (n x nrhs) is overwritten by X.
+template <class T>
+int getrs(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda, const std::int32_t* ipiv, T* B,
+          std::int64_t ldb);
+// Cholesky factor of the uplo triangle, in place (the other triangle is not referenced).
+template <class T>
+int potrf(Uplo uplo, std::int64_t n, T* A, std::int64_t lda);
+// Householder QR of an m x n matrix, in place; tau has min(m, n) entries.
+template <class T>
+int geqrf(std::int64_t m, std::int64_t n, T* A, std::int64_t lda, T* tau);
+// The first n columns of Q (m x n, m >= n >= k) from geqrf's k reflectors (orgqr / ungqr), in place.
+template <class T>
+int orgqr(std::int64_t m, std::int64_t n, std::int64_t k, T* A, std::int64_t lda, const T* tau);
+// Eigenvalues (ascending) and, if vectors, orthonormal eigenvectors (overwriting A) of the
+// Hermitian matrix given by its uplo triangle (syevd / heevd).
+template <class T>
+int syevd(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda, real_t<T>* w);
+// SVD by divide and conquer: jobz 'N' (values only), 'S' (thin U and V^H) or 'A' (full).
+// A is destroyed; s has min(m, n) entries in descending order.
+template <class T>
+int gesdd(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, real_t<T>* s, T* U, std::int64_t ldu,
+          T* VT, std::int64_t ldvt);
 
 }  // namespace tenax::cpu

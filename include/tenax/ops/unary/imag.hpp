@@ -1,9 +1,10 @@
 #pragma once
-// imag: the imaginary part (zeros for real input).
+// imag: the imaginary part, a view of the complex storage (zeros for real input).
 #include "tenax/ad/apply.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/component_view.hpp"
 
 namespace tenax {
 namespace ops {
@@ -13,7 +14,7 @@ struct Imag {
   static constexpr bool saves_outputs = false;
   template <class T>
   Tensor<real_t<T>> forward(const Tensor<T>& x) const {
-    return detail::map<real_t<T>>(name, fn::Imag{}, x);
+    return Tensor<real_t<T>>(detail::component_view(*x.impl(), 1));
   }
   // y = Im x: dy = Im dx = Re(conj(i gy) dx) for real gy, so gx = i gy.
   template <class C>

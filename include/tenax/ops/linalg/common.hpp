@@ -1,0 +1,176 @@
+#pragma once
+// Shared pieces of the linalg ops: shape checks, batch loops over contiguous column-major copies,
+// finiteness checks, info handling, and the "higher order" switch for rules that reuse saved
+// factors.
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tenax/ad/mode.hpp"
+#include "tenax/backend/cpu_provider.hpp"
+#include "tenax/core/tensor.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/fwd.hpp"
+
+namespace tenax::linalg {
+
+// Raised by the default (non-_ex) variants when a factorization fails numerically.
+class LinAlgError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace tenax::linalg
+
+namespace tenax::detail {
+
+inline Shape mat_batch_shape(const Shape& s) {
+  Shape b;
+  for (int d = 2; d < s.size(); ++d) b.push_back(s[d]);
+  return b;
+}
+
+inline std::int64_t mat_batch_count(const Shape& s) { return numel_of(mat_batch_shape(s)); }
+
+template <class T>
+void check_matrix(std::string_view op, const Tensor<T>& a) {
+  TENAX_CHECK(a.defined(), op, "undefined input");
+  TENAX_CHECK(a.dim() >= 2, op, "expected a matrix or a batch of matrices (rank >= 2), got shape ", a.shape(), " (",
+              dtype_traits<T>::name, ", ", a.device().str(), ")");
+  TENAX_CHECK(a.device().is_cpu(), op, "no kernel for device ", a.device().str(), " (input of shape ", a.shape(), ", ",
+              dtype_traits<T>::name, ")");
+  TENAX_CHECK(a.shape()[0] <= INT_MAX && a.shape()[1] <= INT_MAX, op, "matrix dimensions of shape ", a.shape(),
+              " exceed the provider's 32-bit index");
+}
+
+template <class T>
+void check_square(std::string_view op, const Tensor<T>& a) {
+  check_matrix(op, a);
+  TENAX_CHECK(a.shape()[0] == a.shape()[1], op, "expected square matrices, got shape ", a.shape(), " (",
+              dtype_traits<T>::name, ")");
+}
+
+// A fresh contiguous column-major copy whose matrices the provider may overwrite.
+template <class T>
+Tensor<T> work_copy(const Tensor<T>& a) {
+  Tensor<T> w = Tensor<T>::empty(a.shape(), a.device());
+  copy_into(w, a);
+  return w;
+}
+
+// Calls f(pointer to matrix b, b) for each matrix of a contiguous tensor.
+template <class T, class F>
+void for_each_matrix(const Tensor<T>& t, F&& f) {
+  const std::int64_t mm = t.shape()[0] * t.shape()[1], nb = mat_batch_count(t.shape());
+  T* p = t.mutable_data();
+  for (std::int64_t b = 0; b < nb; ++b) f(p + b * mm, b);
+}
+
+// Whether every entry of matrix b is finite.
+template <class T>
+bool all_finite(const T* p, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    if constexpr (is_complex_v<T>) {
+      if (!std::isfinite(p[i].real()) || !std::isfinite(p[i].imag())) return false;
+    } else {
+      if (!std::isfinite(p[i])) return false;
+    }
+  }
+  return true;
+}
+
+// Batch element index b as a multi-index over the batch shape, for messages.
+inline std::string batch_index(const Shape& shape, std::int64_t b) {
+  const Shape bs = mat_batch_shape(shape);
+  if (bs.size() == 0) return "";
+  std::ostringstream o;
+  o << " in batch element [";
+  for (int d = 0; d < bs.size(); ++d) {
+    o << (d ? ", " : "") << b % bs[d];
+    b /= bs[d];
+  }
+  o << "]";
+  return o.str();
+}
+
+// Raises the first nonzero info as a LinAlgError, with `what(info)` describing it.
+template <class F>
+void raise_info(std::string_view op, const Tensor<std::int32_t>& info, const Shape& input_shape, F&& what) {
+  const std::int32_t* p = info.data();
+  for (std::int64_t b = 0, n = info.numel(); b < n; ++b) {
+    if (p[b] != 0) {
+      std::ostringstream o;
+      o << '[' << op << "] " << what(p[b]) << batch_index(input_shape, b) << " (input shape " << input_shape << ")";
+      throw linalg::LinAlgError(o.str());
+    }
+  }
+}
+
+// Info code tenax uses for a non-finite input (checked before LAPACK runs).
+inline constexpr std::int32_t kNonFiniteInfo = -1;
+
+// True when a rule's result must itself be differentiable (a backward pass being recorded, or
+// tangents flowing through it): rules then use differentiable public ops instead of reusing
+// saved, non-differentiable factors.
+template <class... X>
+bool higher_order(const X&... x) {
+  const ModeState& m = mode();
+  return m.grad_enabled || (m.fw_enabled && (... || (x.defined() && static_cast<bool>(x.impl()->tangent))));
+}
+
+// Batch-shaped int32 tensor for info codes (rank 0 for a single matrix).
+inline Tensor<std::int32_t> info_tensor(const Shape& input_shape) {
+  return Tensor<std::int32_t>::zeros(mat_batch_shape(input_shape));
+}
+
+// Identity matrices n x n broadcast over a batch shape.
+template <class T>
+Tensor<T> batch_eye(std::int64_t n, const Shape& batch, Device dev) {
+  Shape s{n, n};
+  for (auto d : batch) s.push_back(d);
+  return expand(Tensor<T>::eye(n, n, dev), s);
+}
+
+}  // namespace tenax::detail
+
+namespace tenax::detail {
+
+// Element offsets of each matrix of `t` when its batch dimensions are broadcast to `batch`.
+template <class T>
+std::vector<std::int64_t> batch_offsets(const Tensor<T>& t, const Shape& batch) {
+  const std::int64_t nb = numel_of(batch);
+  std::vector<std::int64_t> off(static_cast<std::size_t>(nb));
+  Strides st;
+  for (int d = 0; d < batch.size(); ++d)
+    st.push_back(d + 2 < t.dim() && t.shape()[d + 2] == batch[d] ? t.strides()[d + 2] : 0);
+  std::int64_t idx[kMaxRank] = {};
+  for (std::int64_t i = 0; i < nb; ++i) {
+    std::int64_t o = 0;
+    for (int d = 0; d < batch.size(); ++d) o += idx[d] * st[d];
+    off[static_cast<std::size_t>(i)] = o;
+    for (int d = 0; d < batch.size(); ++d) {
+      if (++idx[d] < batch[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return off;
+}
+
+// x with a unit stride in dimension 0 (what LAPACK needs), copying only when necessary.
+template <class T>
+Tensor<T> unit_row_stride(const Tensor<T>& x) {
+  const bool ok =
+      (x.strides()[0] == 1 || x.shape()[0] <= 1) && x.strides()[1] >= std::max<std::int64_t>(1, x.shape()[0]);
+  return ok ? x : work_copy(x);
+}
+
+inline Shape with_batch(std::int64_t m, std::int64_t n, const Shape& batch) {
+  Shape s{m, n};
+  for (auto d : batch) s.push_back(d);
+  return s;
+}
+
+}  // namespace tenax::detail

@@ -1,0 +1,117 @@
+#pragma once
+// lu_solve: solves op(A) X = B with the factors (LU, pivots) of lu_factor(A), op in {N, T, C}.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/solve_triangular.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct LuSolve {
+  static constexpr const char* name = "lu_solve";
+  static constexpr bool saves_outputs = true;
+  cpu::Trans trans;
+
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& B) const {
+    const Shape batch = detail::mat_batch_shape(LU.shape());
+    const std::int64_t n = LU.shape()[0], k = B.shape()[1];
+    Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
+    detail::copy_into(X, expand(B, X.shape()));
+    const Tensor<T> lu = contiguous(LU);
+    const Tensor<std::int32_t> p = contiguous(piv);
+    detail::for_each_matrix(X, [&](T* x, std::int64_t b) {
+      cpu::getrs<T>(trans, n, k, lu.data() + b * n * n, std::max<std::int64_t>(1, n), p.data() + b * n, x,
+                    std::max<std::int64_t>(1, n));
+    });
+    return X;
+  }
+
+  // X = op(A)^-1 B with A = P L U (L unit lower, U upper, packed in LU).
+  // In B (linear): dX = lu_solve(dB); gB = lu_solve(gX) with the adjoint op.
+  // In LU, for op = N: dA = P (dL U + L dU) with dL = tril(dLU, -1), dU = triu(dLU), so
+  //   dX = -U^-1 (L^-1 dL U + dU) X
+  //   G = U^-H gX:  gLU = -tril(L^-H G X^H U^H, -1) - triu(G X^H).
+  // The LU derivative for op = T or C is not implemented (an Error says so).
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&LU = c.x0(), &X = c.y0();
+    Tensor<T> r;
+    if (c.dx2().defined()) r = detail::apply(*this, LU, c.x1(), c.dx2());
+    if (c.dx0().defined()) {
+      check_lu_derivative();
+      auto L = unit_lower(LU), U = triu(LU);
+      auto inner = add(matmul(linalg::solve_triangular(L, tril(c.dx0(), -1), false, true, true), U), triu(c.dx0()));
+      auto t = linalg::solve_triangular(U, matmul(inner, X), true);
+      r = r.defined() ? sub(r, t) : neg(t);
+    }
+    return r;
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&LU = c.x0(), &X = c.y0(), &gX = c.gy0();
+    Tensor<T> gLU, gB;
+    if (c.needs(2)) gB = sum_to(solve_adjoint(LU, c.x1(), gX), c.x2().shape());
+    if (c.needs(0)) {
+      check_lu_derivative();
+      auto L = unit_lower(LU), U = triu(LU);
+      auto G = linalg::solve_triangular(U, gX, true, true, false, cpu::Trans::C);
+      auto GX = matmul(G, X.mH());
+      auto lower = linalg::solve_triangular(L, matmul(GX, U.mH()), false, true, true, cpu::Trans::C);
+      gLU = neg(add(tril(lower, -1), triu(GX)));
+    }
+    return std::tuple{gLU, Tensor<std::int32_t>(), gB};
+  }
+
+  // op(A)^-H G: (op(A)^H)^-1 G, i.e. N <-> C; for T, (A^T)^-H = conj(A)^-1 has no LAPACK flag:
+  // conj(A^-1 conj(G)).
+  template <class T>
+  Tensor<T> solve_adjoint(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& G) const {
+    switch (trans) {
+      case cpu::Trans::N:
+        return detail::apply(LuSolve{cpu::Trans::C}, LU, piv, G);
+      case cpu::Trans::C:
+        return detail::apply(LuSolve{cpu::Trans::N}, LU, piv, G);
+      default:
+        return conj(detail::apply(LuSolve{cpu::Trans::N}, LU, piv, conj(G)));
+    }
+  }
+
+ private:
+  void check_lu_derivative() const {
+    TENAX_CHECK(trans == cpu::Trans::N, name,
+                "the derivative with respect to LU is implemented for op = N only; use solve(A, B) to "
+                "differentiate with respect to A");
+  }
+  template <class T>
+  static Tensor<T> unit_lower(const Tensor<T>& LU) {
+    const std::int64_t n = LU.shape()[0];
+    return add(tril(LU, -1), detail::batch_eye<T>(n, detail::mat_batch_shape(LU.shape()), LU.device()));
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+
+// Solves op(A) X = B given (LU, pivots) = lu_factor(A). B is n x k (batched like LU or broadcast).
+template <Floating T>
+Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, const Tensor<T>& B,
+                   Trans trans = Trans::N) {
+  constexpr const char* op = "lu_solve";
+  detail::check_square(op, LU);
+  detail::check_matrix(op, B);
+  TENAX_CHECK(B.shape()[0] == LU.shape()[0], op, "LU of shape ", LU.shape(), " does not match B of shape ", B.shape());
+  TENAX_CHECK(pivots.dim() >= 1 && pivots.shape()[0] == LU.shape()[0] &&
+                  detail::mat_batch_shape(LU.shape()) == Shape(pivots.shape().begin() + 1, pivots.shape().end()),
+              op, "pivots of shape ", pivots.shape(), " do not match LU of shape ", LU.shape());
+  const Shape bb = detail::mat_batch_shape(B.shape()), lb = detail::mat_batch_shape(LU.shape());
+  TENAX_CHECK(broadcast_shapes(lb, bb, op) == lb, op, "B's batch shape ", bb, " does not broadcast to LU's ", lb);
+  TENAX_CHECK(pivots.device() == LU.device() && B.device() == LU.device(), op, "inputs on different devices");
+  return detail::apply(ops::LuSolve{trans}, LU, pivots, B);
+}
+
+}  // namespace linalg
+}  // namespace tenax

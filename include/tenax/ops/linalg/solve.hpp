@@ -1,0 +1,151 @@
+#pragma once
+// solve: X = A^-1 B (left) or X = B A^-1 (right) for square A, by one LU factorization whose
+// factors the derivative rules reuse.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/lu_solve.hpp"
+
+namespace tenax {
+namespace ops {
+
+// Outputs: X, and the saved factors (LU, pivots) and per-matrix info, which the public wrappers
+// do not return.
+struct Solve {
+  static constexpr const char* name = "solve";
+  static constexpr bool saves_outputs = true;
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(const Tensor<T>& A,
+                                                                                       const Tensor<T>& B) const {
+    const std::int64_t n = A.shape()[0], k = B.shape()[1];
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    Tensor<T> LU = detail::work_copy(A);
+    Shape ps{n};
+    for (auto d : batch) ps.push_back(d);
+    Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps);
+    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
+    Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
+    detail::copy_into(X, expand(B, X.shape()));
+    const std::int64_t ld = std::max<std::int64_t>(1, n);
+    detail::for_each_matrix(LU, [&](T* lu, std::int64_t b) {
+      std::int32_t& inf = info.mutable_data()[b];
+      if (!detail::all_finite(lu, n * n)) {
+        inf = detail::kNonFiniteInfo;
+      } else {
+        inf = cpu::getrf<T>(n, n, lu, ld, piv.mutable_data() + b * n);
+      }
+      T* x = X.mutable_data() + b * n * k;
+      if (inf == 0) {
+        cpu::getrs<T>(cpu::Trans::N, n, k, lu, ld, piv.data() + b * n, x, ld);
+      } else {
+        const T nan = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+        for (std::int64_t i = 0; i < n * k; ++i) x[i] = nan;
+      }
+    });
+    return {X, LU, piv, info};
+  }
+
+  // X = A^-1 B with A = P L U saved from the forward:
+  //   dX = A^-1 (dB - dA X)                     (getrs with the saved LU)
+  //   gB = A^-H gX  (getrs 'C', saved LU);   gA = -gB X^H
+  // When the result must be differentiable again (higher_order), gB = solve(A^H, gX) instead,
+  // which is a differentiable function of A.
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>& X = c.y0();
+    Tensor<T> r;
+    if (c.dx1().defined()) r = broadcast_to(c.dx1(), X.shape());
+    if (c.dx0().defined()) r = r.defined() ? sub(r, matmul(c.dx0(), X)) : neg(matmul(c.dx0(), X));
+    return std::tuple{detail::apply(LuSolve{cpu::Trans::N}, c.y1(), c.y2(), r), Tensor<T>(), Tensor<std::int32_t>(),
+                      Tensor<std::int32_t>()};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&A = c.x0(), &X = c.y0(), &gX = c.gy0();
+    Tensor<T> gB = detail::higher_order(A, gX) ? std::get<0>(detail::apply(Solve{}, A.mH(), gX))
+                                               : detail::apply(LuSolve{cpu::Trans::C}, c.y1(), c.y2(), gX);
+    Tensor<T> gA;
+    if (c.needs(0)) gA = neg(matmul(gB, X.mH()));
+    return std::tuple{gA, c.needs(1) ? sum_to(gB, c.x1().shape()) : Tensor<T>()};
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+namespace detail_solve {
+
+template <class T>
+auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
+  tenax::detail::check_square(op, A);
+  TENAX_CHECK(A.device() == B_in.device(), op, "A on ", A.device().str(), " and B on ", B_in.device().str());
+  // A vector right-hand side (rank 1, or rank = A's rank - 1 with the batch) is treated as n x 1.
+  // (PyTorch's rule: B is a batch of vectors when its trailing dimensions are A's batch shape.)
+  const bool vec = B_in.dim() == 1 ||
+                   (B_in.dim() == A.dim() - 1 && B_in.dim() >= 1 &&
+                    Shape(B_in.shape().begin() + 1, B_in.shape().end()) == tenax::detail::mat_batch_shape(A.shape()));
+  Tensor<T> B = vec ? unsqueeze(B_in, 1) : B_in;
+  tenax::detail::check_matrix(op, B);
+  if (!left) {
+    // X A = B  <=>  A^H X^H = B^H.
+    TENAX_CHECK(!vec && B.shape()[1] == A.shape()[0], op, "A of shape ", A.shape(), " does not match B of shape ",
+                B_in.shape(), " (right side: X A = B needs B k x n)");
+    B = B.mH();
+  }
+  TENAX_CHECK(B.shape()[0] == A.shape()[0], op, "A of shape ", A.shape(), " does not match B of shape ", B_in.shape(),
+              " (", dtype_traits<T>::name, ")");
+  const Shape ab = tenax::detail::mat_batch_shape(A.shape()), bb = tenax::detail::mat_batch_shape(B.shape());
+  TENAX_CHECK(broadcast_shapes(ab, bb, op) == ab, op, "B's batch shape ", bb, " does not broadcast to A's batch shape ",
+              ab, " (A ", A.shape(), ", B ", B_in.shape(), ")");
+  auto [X, LU, piv, info] = tenax::detail::apply(ops::Solve{}, left ? A : A.mH(), B);
+  (void)LU;
+  (void)piv;
+  Tensor<T> out = left ? X : X.mH();
+  if (vec) out = squeeze(out, 1);
+  return std::pair{out, info};
+}
+
+inline std::string solve_failure(std::int32_t info) {
+  if (info == tenax::detail::kNonFiniteInfo) return "the input contains inf or NaN";
+  return "the matrix is singular: U(" + std::to_string(info) + ", " + std::to_string(info) + ") is exactly zero";
+}
+
+}  // namespace detail_solve
+
+// Solves A X = B (left) or X A = B (right). B is a matrix, or a vector (n, or n x batch) treated
+// as a column. Throws LinAlgError naming the batch element when A is singular or non-finite.
+template <Floating T>
+Tensor<T> solve(const Tensor<T>& A, const Tensor<T>& B, bool left = true) {
+  auto [X, info] = detail_solve::run("solve", A, B, left);
+  tenax::detail::raise_info("solve", info, A.shape(), detail_solve::solve_failure);
+  return X;
+}
+
+// As solve, without the check: info holds, per matrix, 0 on success, k > 0 when U(k, k) is exactly
+// zero, -1 when the input is not finite; failed matrices give NaN solutions.
+template <Floating T>
+std::pair<Tensor<T>, Tensor<std::int32_t>> solve_ex(const Tensor<T>& A, const Tensor<T>& B, bool left = true) {
+  return detail_solve::run("solve", A, B, left);
+}
+
+// A^-1 via solve(A, I).
+template <Floating T>
+Tensor<T> inv(const Tensor<T>& A) {
+  tenax::detail::check_square("inv", A);
+  auto [X, info] = detail_solve::run(
+      "inv", A, tenax::detail::batch_eye<T>(A.shape()[0], tenax::detail::mat_batch_shape(A.shape()), A.device()), true);
+  tenax::detail::raise_info("inv", info, A.shape(), detail_solve::solve_failure);
+  return X;
+}
+
+template <Floating T>
+std::pair<Tensor<T>, Tensor<std::int32_t>> inv_ex(const Tensor<T>& A) {
+  tenax::detail::check_square("inv", A);
+  return detail_solve::run(
+      "inv", A, tenax::detail::batch_eye<T>(A.shape()[0], tenax::detail::mat_batch_shape(A.shape()), A.device()), true);
+}
+
+}  // namespace linalg
+}  // namespace tenax

@@ -1,0 +1,137 @@
+#pragma once
+// solve_triangular: X = op(T)^-1 B (left) or X = B op(T)^-1 (right), T triangular (upper or
+// lower, optionally unit diagonal), op in {N, T, C}; batched with broadcast batch dimensions.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+
+namespace tenax {
+namespace linalg {
+using Trans = cpu::Trans;
+}
+
+namespace ops {
+
+struct SolveTriangular {
+  static constexpr const char* name = "solve_triangular";
+  static constexpr bool saves_outputs = true;
+  bool upper, left, unit;
+  cpu::Trans trans;
+
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& B) const {
+    const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
+    const std::int64_t m = B.shape()[0], n = B.shape()[1], na = A.shape()[0];
+    Tensor<T> X = Tensor<T>::empty(detail::with_batch(m, n, batch), B.device());
+    detail::copy_into(X, expand(B, X.shape()));
+    const Tensor<T> a = detail::unit_row_stride(A);
+    const auto aoff = detail::batch_offsets(a, batch);
+    const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
+    detail::for_each_matrix(X, [&](T* x, std::int64_t b) {
+      cpu::trsm<T>(left ? cpu::Side::Left : cpu::Side::Right, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, trans,
+                   unit ? cpu::Diag::Unit : cpu::Diag::NonUnit, m, n, T(1), a.data() + aoff[b], lda, x,
+                   std::max<std::int64_t>(1, m));
+    });
+    (void)na;
+    return X;
+  }
+
+  // Let P be the projection onto T's stored triangle (strict when unit). Left side:
+  //   dX = op(T)^-1 (dB - op(P dT) X)
+  //   gB = op(T)^-H gX;  M = -gB X^H;  gT = P(op*(M))     (op* = adjoint: N->N, T->T, C->C)
+  // Right side (X = B op(T)^-1):
+  //   dX = (dB - X op(P dT)) op(T)^-1
+  //   gB = gX op(T)^-H;  M = -X^H gB;  gT = P(op*(M))
+  // Cotangents are summed over broadcast batch dimensions. Everything is public ops, so the rules
+  // are differentiable again.
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&A = c.x0(), &X = c.y0();
+    Tensor<T> r;
+    if (c.dx1().defined()) r = broadcast_to(c.dx1(), X.shape());
+    if (c.dx0().defined()) {
+      Tensor<T> opdT = apply_op(project(c.dx0()));
+      Tensor<T> t = left ? matmul(opdT, X) : matmul(X, opdT);
+      r = r.defined() ? sub(r, t) : neg(t);
+    }
+    return solve(A, r);
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&A = c.x0(), &X = c.y0();
+    Tensor<T> gB = solve_adjoint(A, c.gy0());
+    Tensor<T> gA, gBout;
+    if (c.needs(0)) {
+      Tensor<T> M = left ? neg(matmul(gB, X.mH())) : neg(matmul(X.mH(), gB));
+      gA = sum_to(project(apply_op(M)), A.shape());
+    }
+    if (c.needs(1)) gBout = sum_to(gB, c.x1().shape());
+    return std::tuple{gA, gBout};
+  }
+
+ private:
+  template <class T>
+  Tensor<T> project(const Tensor<T>& d) const {
+    return upper ? triu(d, unit ? 1 : 0) : tril(d, unit ? -1 : 0);
+  }
+  // op(M) for the same op as this solve (op* = op for N, T and C).
+  template <class T>
+  Tensor<T> apply_op(const Tensor<T>& M) const {
+    switch (trans) {
+      case cpu::Trans::N:
+        return M;
+      case cpu::Trans::T:
+        return M.mT();
+      default:
+        return M.mH();
+    }
+  }
+  // The same solve (same flags) applied to R.
+  template <class T>
+  Tensor<T> solve(const Tensor<T>& A, const Tensor<T>& R) const {
+    return detail::apply(*this, A, R);
+  }
+  // op(T)^-H G (left) or G op(T)^-H (right).
+  template <class T>
+  Tensor<T> solve_adjoint(const Tensor<T>& A, const Tensor<T>& G) const {
+    SolveTriangular adj = *this;
+    switch (trans) {
+      case cpu::Trans::N:
+        adj.trans = cpu::Trans::C;
+        break;
+      case cpu::Trans::C:
+        adj.trans = cpu::Trans::N;
+        break;
+      case cpu::Trans::T:
+        // (T^T)^-H = conj(T)^-1: solve with T (op N) on conj(G) and conjugate the result.
+        adj.trans = cpu::Trans::N;
+        return conj(detail::apply(adj, A, conj(G)));
+    }
+    return detail::apply(adj, A, G);
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+
+// Solves op(A) X = B (left = true) or X op(A) = B (left = false) for triangular A.
+// upper: A's upper triangle is used (else the lower); unitriangular: A's diagonal is taken as 1.
+// Only the selected triangle is read, and gradients land only on it.
+template <Floating T>
+Tensor<T> solve_triangular(const Tensor<T>& A, const Tensor<T>& B, bool upper, bool left = true,
+                           bool unitriangular = false, Trans trans = Trans::N) {
+  constexpr const char* op = "solve_triangular";
+  detail::check_square(op, A);
+  detail::check_matrix(op, B);
+  TENAX_CHECK(A.device() == B.device(), op, "A on ", A.device().str(), " and B on ", B.device().str());
+  const std::int64_t need = left ? B.shape()[0] : B.shape()[1];
+  TENAX_CHECK(A.shape()[0] == need, op, "A of shape ", A.shape(), " does not match B of shape ", B.shape(),
+              left ? " (left side: A is n x n, B is n x k)" : " (right side: A is n x n, B is k x n)");
+  broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), op);
+  return detail::apply(ops::SolveTriangular{upper, left, unitriangular, trans}, A, B);
+}
+
+}  // namespace linalg
+}  // namespace tenax
