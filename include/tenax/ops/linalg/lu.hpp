@@ -1,0 +1,162 @@
+#pragma once
+// lu_factor (packed LU and LAPACK pivots), lu (P, L, U), for square, tall and wide matrices.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/permute_rows.hpp"
+#include "tenax/ops/linalg/solve_triangular.hpp"
+
+namespace tenax {
+namespace ops {
+
+// Outputs: packed LU (m x n), pivots (min(m, n) x batch, LAPACK's 1-based interchanges), info.
+struct LuFactor {
+  static constexpr const char* name = "lu_factor";
+  static constexpr bool saves_outputs = true;
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+    Tensor<T> LU = detail::work_copy(A);
+    Shape ps{k};
+    for (auto d : detail::mat_batch_shape(A.shape())) ps.push_back(d);
+    Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps);
+    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
+    detail::for_each_matrix(LU, [&](T* lu, std::int64_t b) {
+      std::int32_t& inf = info.mutable_data()[b];
+      if (!detail::all_finite(lu, m * n))
+        inf = detail::kNonFiniteInfo;
+      else
+        inf = cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), piv.mutable_data() + b * k);
+    });
+    return {LU, piv, info};
+  }
+
+  // A = P L U, L unit lower (m x k), U upper (k x n), k = min(m, n); P is locally constant.
+  // With X = P^T dA (square case):
+  //   C = L^-1 X U^-1;  dL = L tril(C, -1);  dU = triu(C) U;  dLU = dL + dU
+  //   gA = P L^-H [tril(L^H gL, -1) + triu(gU U^H)] U^-H,  gL = tril(gLU, -1), gU = triu(gLU)
+  // Wide (m < n, U = [U1 U2]):  C = L^-1 X1 U1^-1;  dU2 = L^-1 X2 - tril(C, -1) U2
+  //   gA = P L^-H [ (tril(L^H gL - gU2 U2^H, -1) + triu(gU1 U1^H)) U1^-H ,  gU2 ]
+  // Tall (m > n, L = [L1; L2]):  C = L1^-1 X1 U^-1;  dL2 = X2 U^-1 - L2 triu(C)
+  //   P^T gA = [ L1^-H (tril(L1^H gL1, -1) + triu(gU U^H - L2^H gL2)) U^-H ;  gL2 U^-H ]
+  // (MATH.md section 3.) U (U1) must be nonsingular.
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>& LU = c.y0();
+    const std::int64_t m = LU.shape()[0], n = LU.shape()[1];
+    const Tensor<T> X = detail::permute_rows(c.dx0(), detail::pivots_to_permutation(c.y1(), m));
+    Tensor<T> dLU;
+    if (m == n) {
+      auto L = unit_lower(LU, m), U = triu(LU);
+      auto Cm = lsolve(L, rsolve_upper(U, X));
+      dLU = add(matmul(L, tril(Cm, -1)), matmul(triu(Cm), U));
+    } else if (m < n) {
+      auto L = unit_lower(slice(LU, 1, 0, m), m), U = triu(LU);
+      auto U1 = slice(U, 1, 0, m), U2 = slice(U, 1, m, n);
+      auto Cm = lsolve(L, rsolve_upper(U1, slice(X, 1, 0, m)));
+      auto left = add(matmul(L, tril(Cm, -1)), matmul(triu(Cm), U1));
+      auto right = sub(lsolve(L, slice(X, 1, m, n)), matmul(tril(Cm, -1), U2));
+      dLU = concat<T>({left, right}, 1);
+    } else {
+      auto U = triu(slice(LU, 0, 0, n));
+      auto L1 = unit_lower(slice(LU, 0, 0, n), n), L2 = slice(LU, 0, n, m);
+      auto Cm = lsolve(L1, rsolve_upper(U, slice(X, 0, 0, n)));
+      auto top = add(matmul(L1, tril(Cm, -1)), matmul(triu(Cm), U));
+      auto bottom = sub(rsolve_upper(U, slice(X, 0, n, m)), matmul(L2, triu(Cm)));
+      dLU = concat<T>({top, bottom}, 0);
+    }
+    return std::tuple{dLU, Tensor<std::int32_t>(), Tensor<std::int32_t>()};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&LU = c.y0(), &g = c.gy0();
+    const std::int64_t m = LU.shape()[0], n = LU.shape()[1];
+    Tensor<T> PtgA;
+    if (m == n) {
+      auto L = unit_lower(LU, m), U = triu(LU);
+      auto M = add(tril(matmul(L.mH(), tril(g, -1)), -1), triu(matmul(triu(g), U.mH())));
+      PtgA = lsolve_h(L, rsolve_upper_h(U, M));
+    } else if (m < n) {
+      auto L = unit_lower(slice(LU, 1, 0, m), m), U = triu(LU);
+      auto U1 = slice(U, 1, 0, m), U2 = slice(U, 1, m, n);
+      auto g1 = slice(g, 1, 0, m), gU2 = slice(g, 1, m, n);
+      auto M = add(tril(sub(matmul(L.mH(), tril(g1, -1)), matmul(gU2, U2.mH())), -1), triu(matmul(triu(g1), U1.mH())));
+      PtgA = concat<T>({lsolve_h(L, rsolve_upper_h(U1, M)), lsolve_h(L, gU2)}, 1);
+    } else {
+      auto U = triu(slice(LU, 0, 0, n));
+      auto L1 = unit_lower(slice(LU, 0, 0, n), n), L2 = slice(LU, 0, n, m);
+      auto g1 = slice(g, 0, 0, n), gL2 = slice(g, 0, n, m);
+      auto M = add(tril(matmul(L1.mH(), tril(g1, -1)), -1), triu(sub(matmul(triu(g1), U.mH()), matmul(L2.mH(), gL2))));
+      PtgA = concat<T>({lsolve_h(L1, rsolve_upper_h(U, M)), rsolve_upper_h(U, gL2)}, 0);
+    }
+    auto inv = detail::inverse_permutation(detail::pivots_to_permutation(c.y1(), m));
+    return detail::permute_rows(PtgA, inv);
+  }
+
+ private:
+  template <class T>
+  static Tensor<T> unit_lower(const Tensor<T>& sq, std::int64_t k) {
+    return add(tril(sq, -1), detail::batch_eye<T>(k, detail::mat_batch_shape(sq.shape()), sq.device()));
+  }
+  template <class T>
+  static Tensor<T> lsolve(const Tensor<T>& L, const Tensor<T>& B) {  // L^-1 B, L unit lower
+    return linalg::solve_triangular(L, B, false, true, true);
+  }
+  template <class T>
+  static Tensor<T> lsolve_h(const Tensor<T>& L, const Tensor<T>& B) {  // L^-H B
+    return linalg::solve_triangular(L, B, false, true, true, cpu::Trans::C);
+  }
+  template <class T>
+  static Tensor<T> rsolve_upper(const Tensor<T>& U, const Tensor<T>& B) {  // B U^-1
+    return linalg::solve_triangular(U, B, true, false);
+  }
+  template <class T>
+  static Tensor<T> rsolve_upper_h(const Tensor<T>& U, const Tensor<T>& B) {  // B U^-H
+    return linalg::solve_triangular(U, B, true, false, false, cpu::Trans::C);
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+
+// Packed LU factorization with partial pivoting: (LU, pivots, info). info per matrix: 0, or k > 0
+// when U(k, k) is exactly zero (the factorization is still complete), or -1 for non-finite input.
+template <Floating T>
+std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_factor_ex(const Tensor<T>& A) {
+  detail::check_matrix("lu_factor", A);
+  return detail::apply(ops::LuFactor{}, A);
+}
+
+// Packed LU factorization (LU, pivots); throws LinAlgError for non-finite input. A singular A
+// factorizes (U then has a zero pivot, which lu_factor_ex reports).
+template <Floating T>
+std::pair<Tensor<T>, Tensor<std::int32_t>> lu_factor(const Tensor<T>& A) {
+  auto [LU, piv, info] = lu_factor_ex(A);
+  for (std::int64_t b = 0; b < info.numel(); ++b)
+    TENAX_CHECK(info.data()[b] != detail::kNonFiniteInfo, "lu_factor", "the input contains inf or NaN",
+                detail::batch_index(A.shape(), b), " (input shape ", A.shape(), ")");
+  return {LU, piv};
+}
+
+// A = P L U: P (m x m permutation), L (m x k unit lower), U (k x n upper), k = min(m, n).
+// Differentiable through L and U (P is locally constant).
+template <Floating T>
+std::tuple<Tensor<T>, Tensor<T>, Tensor<T>> lu(const Tensor<T>& A) {
+  auto [LU, piv] = lu_factor(A);
+  const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+  const Shape batch = detail::mat_batch_shape(A.shape());
+  Tensor<T> L = add(tril(slice(LU, 1, 0, k), -1), expand(Tensor<T>::eye(m, k), detail::with_batch(m, k, batch)));
+  Tensor<T> U = triu(slice(LU, 0, 0, k));
+  // P[perm[i], i] = 1.
+  const auto perm = detail::pivots_to_permutation(piv, m);
+  Tensor<T> P = Tensor<T>::zeros(detail::with_batch(m, m, batch));
+  for (std::int64_t b = 0, nb = numel_of(batch); b < nb; ++b)
+    for (std::int64_t i = 0; i < m; ++i) P.mutable_data()[b * m * m + perm.data()[b * m + i] + i * m] = T(1);
+  return {P, L, U};
+}
+
+}  // namespace linalg
+}  // namespace tenax

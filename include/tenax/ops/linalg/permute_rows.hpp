@@ -1,0 +1,76 @@
+#pragma once
+// permute_rows: out[i, :] = x[perm[i], :] for each matrix of a batch (perm is m x batch, 0-based);
+// and the conversion from LAPACK pivots (sequential 1-based row interchanges) to such a permutation.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+
+namespace tenax {
+namespace detail {
+
+// perm such that (P^T A)[i, :] = A[perm[i], :] for getrf's A = P L U; m x batch, int64.
+inline Tensor<std::int64_t> pivots_to_permutation(const Tensor<std::int32_t>& piv, std::int64_t m) {
+  const Tensor<std::int32_t> p = contiguous(piv);
+  const std::int64_t k = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
+  Shape s{m};
+  for (int d = 1; d < p.dim(); ++d) s.push_back(p.shape()[d]);
+  Tensor<std::int64_t> perm = Tensor<std::int64_t>::empty(s);
+  for (std::int64_t b = 0; b < nb; ++b) {
+    std::int64_t* q = perm.mutable_data() + b * m;
+    for (std::int64_t i = 0; i < m; ++i) q[i] = i;
+    for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[p.data()[b * k + i] - 1]);
+  }
+  return perm;
+}
+
+inline Tensor<std::int64_t> inverse_permutation(const Tensor<std::int64_t>& perm) {
+  const std::int64_t m = perm.shape()[0], nb = numel_of(Shape(perm.shape().begin() + 1, perm.shape().end()));
+  Tensor<std::int64_t> inv = Tensor<std::int64_t>::empty(perm.shape());
+  for (std::int64_t b = 0; b < nb; ++b)
+    for (std::int64_t i = 0; i < m; ++i) inv.mutable_data()[b * m + perm.data()[b * m + i]] = i;
+  return inv;
+}
+
+}  // namespace detail
+
+namespace ops {
+
+struct PermuteRows {
+  static constexpr const char* name = "permute_rows";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x, const Tensor<std::int64_t>& perm) const {
+    Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
+    const std::int64_t m = x.shape()[0], n = x.shape()[1], nb = detail::mat_batch_count(x.shape());
+    const auto off = detail::batch_offsets(x, detail::mat_batch_shape(x.shape()));
+    const std::int64_t s0 = x.strides()[0], s1 = x.strides()[1];
+    const Tensor<std::int64_t> p = contiguous(perm);
+    for (std::int64_t b = 0; b < nb; ++b) {
+      const T* src = x.data() + off[b];
+      T* dst = out.mutable_data() + b * m * n;
+      const std::int64_t* q = p.data() + b * m;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < m; ++i) dst[i + j * m] = src[q[i] * s0 + j * s1];
+    }
+    return out;
+  }
+  // A permutation is linear and orthogonal: dy = permute_rows(dx, perm);
+  // gx = permute_rows(gy, perm^-1).
+  template <class C>
+  auto jvp(const C& c) const {
+    return detail::apply(*this, c.dx0(), c.x1());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    return std::tuple{detail::apply(*this, c.gy0(), detail::inverse_permutation(c.x1())), Tensor<std::int64_t>()};
+  }
+};
+
+}  // namespace ops
+
+namespace detail {
+template <class T>
+Tensor<T> permute_rows(const Tensor<T>& x, const Tensor<std::int64_t>& perm) {
+  return apply(ops::PermuteRows{}, x, perm);
+}
+}  // namespace detail
+}  // namespace tenax

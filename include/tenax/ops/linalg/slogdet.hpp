@@ -1,0 +1,121 @@
+#pragma once
+// slogdet (sign and log|det|) and det of square matrices, from one LU factorization that the
+// derivative rules reuse.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/lu_solve.hpp"
+#include "tenax/ops/linalg/solve.hpp"
+
+namespace tenax {
+namespace ops {
+
+// Outputs: sign (T, |sign| = 1, or 0 when singular), log|det| (real), LU, pivots.
+struct Slogdet {
+  static constexpr const char* name = "slogdet";
+  static constexpr bool saves_outputs = true;
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+    using R = real_t<T>;
+    const std::int64_t n = A.shape()[0];
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    Tensor<T> LU = detail::work_copy(A);
+    Shape ps{n};
+    for (auto d : batch) ps.push_back(d);
+    Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps);
+    Tensor<T> sign = Tensor<T>::empty(batch);
+    Tensor<R> logabs = Tensor<R>::empty(batch);
+    detail::for_each_matrix(LU, [&](T* lu, std::int64_t b) {
+      T s(1);
+      R l(0);
+      if (!detail::all_finite(lu, n * n)) {
+        s = T(std::numeric_limits<R>::quiet_NaN());
+        l = std::numeric_limits<R>::quiet_NaN();
+      } else {
+        std::int32_t* p = piv.mutable_data() + b * n;
+        cpu::getrf<T>(n, n, lu, std::max<std::int64_t>(1, n), p);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const T u = lu[i + i * n];
+          const R a = std::abs(u);
+          if (p[i] != i + 1) s = -s;
+          if (a == R(0)) {
+            s = T(0);
+            l = -std::numeric_limits<R>::infinity();
+            break;
+          }
+          s *= u / a;
+          l += std::log(a);
+        }
+      }
+      sign.mutable_data()[b] = s;
+      logabs.mutable_data()[b] = l;
+    });
+    return {sign, logabs, LU, piv};
+  }
+
+  // t = tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU):
+  //   dlog = Re t;  dsign = i sign Im t (0 for real);
+  //   gA = (glog - i Im(conj(gsign) sign)) A^-H   (A^-H by getrs 'C' on the saved LU).
+  // Not differentiable at singular A (log|det| = -inf there). When the result must be
+  // differentiable again, A^-1 comes from the differentiable solve instead of the saved LU.
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    using R = real_t<T>;
+    const Tensor<T> AinvdA = detail::apply(LuSolve{cpu::Trans::N}, c.y2(), c.template y<3>(), c.dx0());
+    const Tensor<T> t = sum(diagonal(AinvdA), {0});
+    Tensor<T> dsign;
+    if constexpr (is_complex_v<T>)
+      dsign = mul(c.y0(), complex(mul(imag(t), R(0)), imag(t)));
+    else
+      dsign = mul(t, T(0));
+    return std::tuple{dsign, real(t), Tensor<T>(), Tensor<std::int32_t>()};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    using R = real_t<T>;
+    const Tensor<T>& A = c.x0();
+    const std::int64_t n = A.shape()[0];
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    // coefficient per matrix: glog - i Im(conj(gsign) sign)
+    Tensor<T> coef;
+    if (c.gy1().defined()) coef = cast<T>(c.gy1());
+    if constexpr (is_complex_v<T>) {
+      if (c.gy0().defined()) {
+        auto im = imag(mul(conj(c.gy0()), c.y0()));
+        auto t = complex(mul(im, R(0)), neg(im));
+        coef = coef.defined() ? add(coef, t) : t;
+      }
+    }
+    if (!coef.defined()) return Tensor<T>::zeros(A.shape(), A.device());
+    Tensor<T> AinvH = detail::higher_order(A, coef) ? linalg::inv(A).mH()
+                                                    : detail::apply(LuSolve{cpu::Trans::C}, c.y2(), c.template y<3>(),
+                                                                    detail::batch_eye<T>(n, batch, A.device()));
+    return mul(AinvH, reshape(coef, detail::with_batch(1, 1, batch)));
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+
+// (sign, log|det A|): sign has |sign| = 1 (0 for singular A, with log|det| = -inf); NaN for
+// non-finite input.
+template <Floating T>
+std::pair<Tensor<T>, Tensor<real_t<T>>> slogdet(const Tensor<T>& A) {
+  detail::check_square("slogdet", A);
+  auto [s, l, LU, piv] = detail::apply(ops::Slogdet{}, A);
+  return {s, l};
+}
+
+// det A = sign * exp(log|det A|).
+template <Floating T>
+Tensor<T> det(const Tensor<T>& A) {
+  detail::check_square("det", A);
+  auto [s, l] = slogdet(A);
+  return mul(s, cast<T>(exp(l)));
+}
+
+}  // namespace linalg
+}  // namespace tenax
