@@ -217,7 +217,7 @@ auto apply(const Op& op, const In&... in) {
           [&] {
             const auto& ti = std::get<I>(t);
             const auto& oi = std::get<I>(outs);
-            if (ti.defined()) {
+            if (ti.defined() && oi.defined()) {
               check_rule_result(Op::name, "jvp tangent", ti.impl(), *oi.impl());
               oi.impl()->tangent = ti.impl();
             }
@@ -233,6 +233,7 @@ auto apply(const Op& op, const In&... in) {
       [&]<std::size_t... I>(std::index_sequence<I...>) {
         ((std::get<I>(saved) =
               [&] {
+                if (!std::get<I>(outs).defined()) return std::tuple_element_t<I, OutTup>();
                 ImplPtr p = shallow_copy(*std::get<I>(outs).impl());
                 p->tangent = std::get<I>(outs).impl()->tangent;
                 return std::tuple_element_t<I, OutTup>(std::move(p));
@@ -252,6 +253,7 @@ auto apply(const Op& op, const In&... in) {
       (
           [&] {
             TensorImpl* o = std::get<I>(outs).impl().get();
+            if (!o) return;  // an output the op did not compute
             if constexpr (dtype_traits<typename std::tuple_element_t<I, OutTup>::value_type>::is_floating) {
               o->requires_grad = true;
               o->grad_fn = np;

@@ -40,7 +40,10 @@ struct Where {
 
 template <Scalar T>
 Tensor<T> where(const Tensor<bool>& cond, const Tensor<T>& a, const Tensor<T>& b) {
-  return detail::apply(ops::Where{}, cond, a, b);
+  if constexpr (dtype_traits<T>::is_floating)
+    return detail::apply(ops::Where{}, cond, a, b);
+  else
+    return ops::Where{}.forward(cond, a, b);
 }
 
 }  // namespace tenax

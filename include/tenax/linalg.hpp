@@ -1,0 +1,13 @@
+#pragma once
+// tenax::linalg: solve, solve_triangular, lu_factor/lu/lu_solve, qr, eigh/eigvalsh, svd/svdvals,
+// cholesky, inv, det, slogdet, each with JVP and VJP rules.
+#include "tenax/ops/linalg/cholesky.hpp"
+#include "tenax/ops/linalg/eigh.hpp"
+#include "tenax/ops/linalg/lu.hpp"
+#include "tenax/ops/linalg/lu_solve.hpp"
+#include "tenax/ops/linalg/matmul.hpp"
+#include "tenax/ops/linalg/qr.hpp"
+#include "tenax/ops/linalg/slogdet.hpp"
+#include "tenax/ops/linalg/solve.hpp"
+#include "tenax/ops/linalg/solve_triangular.hpp"
+#include "tenax/ops/linalg/svd.hpp"

@@ -1,0 +1,123 @@
+#pragma once
+// eigh / eigvalsh: eigenvalues (ascending) and eigenvectors of Hermitian matrices.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/spectral.hpp"
+
+namespace tenax {
+namespace ops {
+
+// Outputs: eigenvalues w (n x batch, real), eigenvectors V (undefined when !vectors), info.
+struct Eigh {
+  static constexpr const char* name = "eigh";
+  static constexpr bool saves_outputs = true;
+  bool upper;
+  bool vectors;   // compute V
+  bool v_output;  // V is returned to the user (eigh), so the rules carry its derivative
+  linalg::Degeneracy policy;
+
+  template <class T>
+  std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+    using R = real_t<T>;
+    const std::int64_t n = A.shape()[0];
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    Tensor<T> V = detail::work_copy(A);
+    Shape ws{n};
+    for (auto d : batch) ws.push_back(d);
+    Tensor<R> w = Tensor<R>::empty(ws);
+    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
+    detail::for_each_matrix(V, [&](T* v, std::int64_t b) {
+      std::int32_t& inf = info.mutable_data()[b];
+      bool finite = true;  // only the referenced triangle matters
+      for (std::int64_t j = 0; j < n && finite; ++j)
+        finite = upper ? detail::all_finite(v + j * n, j + 1) : detail::all_finite(v + j * n + j, n - j);
+      R* wb = w.mutable_data() + b * n;
+      inf = finite ? cpu::syevd<T>(vectors, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, n, v,
+                                   std::max<std::int64_t>(1, n), wb)
+                   : detail::kNonFiniteInfo;
+      if (inf != 0) {
+        for (std::int64_t i = 0; i < n; ++i) wb[i] = std::numeric_limits<R>::quiet_NaN();
+        for (std::int64_t i = 0; i < n * n; ++i) v[i] = T(std::numeric_limits<R>::quiet_NaN());
+      }
+    });
+    return {w, vectors ? V : Tensor<T>(), info};
+  }
+
+  // A = V diag(l) V^H, dA Hermitian (the returned gA is Hermitian):
+  //   P = V^H dA V;  dl = Re diag(P);  dV = V (F o P)
+  //   K = V^H gV;    gA = V [diag(gl) + F o (K - K^H)/2] V^H
+  // with F_ij = 1/(l_j - l_i) under the degeneracy policy (spectral.hpp). Without a V cotangent
+  // the F term is skipped entirely (eigvalsh: gA = V diag(gl) V^H), so repeated eigenvalues are
+  // harmless there.
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>& V = c.y1();
+    const auto P = matmul(V.mH(), matmul(c.dx0(), V));
+    const auto dw = real(diagonal(P));
+    Tensor<T> dV;
+    if (v_output) dV = matmul(V, mul(cast<T>(detail::inverse_gaps(c.y0(), policy)), P));
+    return std::tuple{dw, dV, Tensor<std::int32_t>()};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>& V = c.y1();
+    TENAX_CHECK(V.defined(), name, "internal error: eigenvectors were not computed for a gradient");
+    Tensor<T> mid;
+    if (c.gy0().defined()) mid = diag_embed(cast<T>(c.gy0()));
+    if (v_output && c.gy1().defined()) {
+      const auto K = matmul(V.mH(), c.gy1());
+      const auto skew = mul(sub(K, K.mH()), T(0.5));
+      Tensor<bool> masked;
+      const auto F = cast<T>(detail::inverse_gaps(c.y0(), policy, &masked));
+      if (policy.mode == linalg::Degeneracy::Mode::Mask && masked.defined())
+        detail::gauge_check(name, policy, where(masked, skew, Tensor<T>::zeros({})), K,
+                            "eigenvector basis inside a degenerate eigenspace");
+      if constexpr (is_complex_v<T>)
+        detail::gauge_check(name, policy, imag(diagonal(K)), real(K), "eigenvector phases");
+      const auto t = mul(F, skew);
+      mid = mid.defined() ? add(mid, t) : t;
+    }
+    if (!mid.defined()) return Tensor<T>::zeros(c.x0().shape(), c.x0().device());
+    return matmul(V, matmul(mid, V.mH()));
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+namespace detail_eigh {
+template <class T>
+auto run(const Tensor<T>& A, bool upper, bool vectors, bool v_output, const Degeneracy& pol, const char* op) {
+  tenax::detail::check_square(op, A);
+  auto r = tenax::detail::apply(ops::Eigh{upper, vectors, v_output, pol}, A);
+  tenax::detail::raise_info(op, std::get<2>(r), A.shape(), [](std::int32_t k) {
+    if (k == tenax::detail::kNonFiniteInfo) return std::string("the input contains inf or NaN");
+    return "the eigensolver did not converge (info " + std::to_string(k) + ")";
+  });
+  return r;
+}
+}  // namespace detail_eigh
+
+// Eigenvalues (ascending, n x batch) and orthonormal eigenvectors (columns) of the Hermitian
+// matrices given by their lower (default) or upper triangle. Derivatives follow `policy` for
+// repeated eigenvalues.
+template <Floating T>
+std::pair<Tensor<real_t<T>>, Tensor<T>> eigh(const Tensor<T>& A, bool upper = false, Degeneracy policy = {}) {
+  auto [w, V, info] = detail_eigh::run(A, upper, true, true, policy, "eigh");
+  return {w, V};
+}
+
+// Eigenvalues only. The eigenvectors are computed anyway when a derivative may be needed (the
+// input records gradients or carries a tangent), since the rule gA = V diag(gw) V^H needs them.
+template <Floating T>
+Tensor<real_t<T>> eigvalsh(const Tensor<T>& A, bool upper = false) {
+  const bool need_v = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
+  auto [w, V, info] = detail_eigh::run(A, upper, need_v, false, Degeneracy{}, "eigvalsh");
+  (void)V;
+  return w;
+}
+
+}  // namespace linalg
+}  // namespace tenax

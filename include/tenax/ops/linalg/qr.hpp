@@ -1,0 +1,145 @@
+#pragma once
+// qr: A = Q R by Householder reflections (geqrf + orgqr/ungqr); reduced, complete and R-only
+// modes, tall and wide matrices; optionally with R's diagonal made non-negative.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/solve_triangular.hpp"
+#include "tenax/ops/linalg/spectral.hpp"
+
+namespace tenax {
+namespace linalg {
+enum class QrMode { Reduced, Complete, R };
+}
+
+namespace ops {
+
+// Outputs Q (undefined when !compute_q) and R.
+struct Qr {
+  static constexpr const char* name = "qr";
+  static constexpr bool saves_outputs = true;
+  bool complete;       // Q is m x m and R is m x n
+  bool compute_q;      // false only for R-only mode when no derivative can be needed
+  bool positive_diag;  // normalise so that R's diagonal is >= 0 (Q <- Q D, R <- D R)
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>> forward(const Tensor<T>& A) const {
+    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    const std::int64_t qc = complete ? m : k, rr = complete ? m : k;
+    Tensor<T> work = detail::work_copy(A);
+    Tensor<T> R = Tensor<T>::zeros(detail::with_batch(rr, n, batch));
+    Tensor<T> Q = compute_q ? Tensor<T>::empty(detail::with_batch(m, qc, batch)) : Tensor<T>();
+    Shape ts{std::max<std::int64_t>(k, 1)};
+    for (auto d : batch) ts.push_back(d);
+    Tensor<T> tau = Tensor<T>::zeros(ts);
+    const std::int64_t ld = std::max<std::int64_t>(1, m);
+    detail::for_each_matrix(work, [&](T* a, std::int64_t b) {
+      T* t = tau.mutable_data() + b * std::max<std::int64_t>(k, 1);
+      TENAX_CHECK(detail::all_finite(a, m * n), "qr", "the input contains inf or NaN",
+                  detail::batch_index(A.shape(), b), " (input shape ", A.shape(), ")");
+      cpu::geqrf<T>(m, n, a, ld, t);
+      T* r = R.mutable_data() + b * rr * n;
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i <= std::min(j, rr - 1); ++i) r[i + j * rr] = a[i + j * m];
+      if (compute_q) {
+        T* q = Q.mutable_data() + b * m * qc;
+        for (std::int64_t j = 0; j < qc; ++j)
+          for (std::int64_t i = 0; i < m; ++i) q[i + j * m] = j < n ? a[i + j * m] : T(0);
+        cpu::orgqr<T>(m, qc, k, q, ld, t);
+      }
+      if (positive_diag) {
+        for (std::int64_t i = 0; i < k; ++i) {
+          if (std::real(r[i + i * rr]) >= 0) continue;
+          for (std::int64_t j = 0; j < n; ++j) r[i + j * rr] = -r[i + j * rr];
+          if (compute_q)
+            for (std::int64_t p = 0; p < m; ++p) Q.mutable_data()[b * m * qc + p + i * m] *= T(-1);
+        }
+      }
+    });
+    return {Q, R};
+  }
+
+  // MATH.md section 4. The rules hold for any fixed sign pattern of R's diagonal, so the
+  // positive-diagonal option needs no change.
+  // m >= n:  dX = dA R^-1;  M = Q^H dX;  S = triu(M + M^H) - Diag(M + M^H)/2
+  //          dR = S R;  dQ = dX - Q S
+  //          W = R gR^H - gQ^H Q;  gA = [gQ + Q copyltu(W)] R^-H
+  // m < n:   (R = [R1 R2])  C = Q^H dA1 R1^-1;  O = tril(C, -1) - tril(C, -1)^H + i ImDiag(C)
+  //          dQ = Q O;  dR = Q^H dA - O R
+  //          N = Q^H gQ - gR R^H;  Wm = tril(N - N^H, -1) + i ImDiag(N)
+  //          gA = [Q Wm R1^-H, 0] + Q gR
+  // Complete mode with m > n is not differentiable (Q's extra columns are not unique).
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&Q = c.y0(), &R = c.y1(), &dA = c.dx0();
+    const std::int64_t m = dA.shape()[0], n = dA.shape()[1];
+    check_differentiable(m, n);
+    if (m >= n) {
+      auto dX = linalg::solve_triangular(R, dA, true, false);
+      auto M = matmul(Q.mH(), dX);
+      auto sym = add(M, M.mH());
+      auto S = sub(triu(sym), mul(diag_embed(diagonal(sym)), T(0.5)));
+      return std::tuple{sub(dX, matmul(Q, S)), matmul(S, R)};
+    }
+    auto R1 = slice(R, 1, 0, m);
+    auto Cm = matmul(Q.mH(), linalg::solve_triangular(R1, slice(dA, 1, 0, m), true, false));
+    auto low = tril(Cm, -1);
+    auto O = add(sub(low, low.mH()), detail::i_imdiag(Cm));
+    return std::tuple{matmul(Q, O), sub(matmul(Q.mH(), dA), matmul(O, R))};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&Q = c.y0(), &R = c.y1(), &gQ = c.gy0(), &gR = c.gy1();
+    const std::int64_t m = c.x0().shape()[0], n = c.x0().shape()[1];
+    check_differentiable(m, n);
+    if (m >= n) {
+      Tensor<T> W;
+      if (gR.defined()) W = matmul(R, gR.mH());
+      if (gQ.defined()) W = W.defined() ? sub(W, matmul(gQ.mH(), Q)) : neg(matmul(gQ.mH(), Q));
+      auto low = tril(W, -1);
+      auto copyltu = add(add(low, low.mH()), detail::re_diag(W));
+      auto inner = matmul(Q, copyltu);
+      if (gQ.defined()) inner = add(gQ, inner);
+      return linalg::solve_triangular(R, inner, true, false, false, cpu::Trans::C);
+    }
+    Tensor<T> N;
+    if (gQ.defined()) N = matmul(Q.mH(), gQ);
+    if (gR.defined()) N = N.defined() ? sub(N, matmul(gR, R.mH())) : neg(matmul(gR, R.mH()));
+    auto Wm = add(tril(sub(N, N.mH()), -1), detail::i_imdiag(N));
+    auto R1 = slice(R, 1, 0, m);
+    auto left = matmul(Q, linalg::solve_triangular(R1, Wm, true, false, false, cpu::Trans::C));
+    auto gA = concat<T>({left, Tensor<T>::zeros(detail::with_batch(m, n - m, detail::mat_batch_shape(R.shape())))}, 1);
+    if (gR.defined()) gA = add(gA, matmul(Q, gR));
+    return gA;
+  }
+
+ private:
+  void check_differentiable(std::int64_t m, std::int64_t n) const {
+    TENAX_CHECK(!(complete && m > n), name,
+                "complete mode with m > n is not differentiable (the extra columns of Q are not unique); use "
+                "the reduced mode");
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+
+// A = Q R. Reduced: Q m x k, R k x n (k = min(m, n)); Complete: Q m x m, R m x n; R: returns R only
+// (Q is empty), computing Q only when a derivative may be needed. positive_diag makes R's
+// diagonal non-negative (a smooth, unique factorization for full-rank A); the default keeps
+// LAPACK's signs. Derivatives need full rank (for m < n, a nonsingular leading m x m block).
+template <Floating T>
+std::pair<Tensor<T>, Tensor<T>> qr(const Tensor<T>& A, QrMode mode = QrMode::Reduced, bool positive_diag = false) {
+  detail::check_matrix("qr", A);
+  const bool may_differentiate = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
+  const bool compute_q = mode != QrMode::R || may_differentiate;
+  auto [Q, R] = detail::apply(ops::Qr{mode == QrMode::Complete, compute_q, positive_diag}, A);
+  if (mode == QrMode::R) return {Tensor<T>(), R};
+  return {Q, R};
+}
+
+}  // namespace linalg
+}  // namespace tenax

@@ -1,0 +1,111 @@
+#pragma once
+// Pieces shared by the eigh and SVD rules: the degeneracy policy for the 1/(l_j - l_i) terms,
+// the matrix of those terms, and the gauge diagnostic.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "tenax/ops/linalg/common.hpp"
+
+namespace tenax::linalg {
+
+// How eigh/svd derivative rules treat (nearly) repeated eigen/singular values.
+//   Exact:      F_ij = 1/(l_j - l_i) as written (inf for exactly repeated values).
+//   Mask:       F_ij = 0 when |l_j - l_i| <= tol. Exact whenever the loss is invariant under
+//               rotations inside each degenerate subspace (then those terms multiply zeros).
+//   Lorentzian: F_ij = d/(d^2 + epsilon) with d = l_j - l_i (Liao et al. 2019).
+// Default: Mask with tol = rtol * max|l|, rtol = 10 n eps: syevd/gesdd compute eigenvalues to an
+// absolute accuracy of about p(n) eps ||A||, so closer pairs are numerically degenerate and their
+// individual vectors are not determined by A; 1/gap terms there only amplify rounding.
+// When a masked pair carries a cotangent component that the mask drops (the loss depends on the
+// gauge), `on_gauge` decides: Throw (default) a tenax::Error naming the op, Warn on stderr, or
+// Ignore. The same check covers the complex phase gauge (Im diag(V^H gV) != 0).
+struct Degeneracy {
+  enum class Mode { Exact, Mask, Lorentzian };
+  enum class OnGauge { Throw, Warn, Ignore };
+  Mode mode = Mode::Mask;
+  double rtol = -1;        // < 0: 10 n eps of the dtype
+  double epsilon = 1e-12;  // Lorentzian broadening
+  OnGauge on_gauge = OnGauge::Throw;
+};
+
+}  // namespace tenax::linalg
+
+namespace tenax::detail {
+
+// Columns x_j minus rows x_i: D_ij = x_j - x_i for x of shape n x batch.
+template <class R>
+Tensor<R> pairwise_gaps(const Tensor<R>& x) {
+  const std::int64_t n = x.shape()[0];
+  const Shape batch = Shape(x.shape().begin() + 1, x.shape().end());
+  const Shape full = with_batch(n, n, batch);
+  return sub(expand(reshape(x, with_batch(1, n, batch)), full), expand(reshape(x, with_batch(n, 1, batch)), full));
+}
+
+inline double default_rtol(double eps, std::int64_t n) {
+  return 10.0 * static_cast<double>(std::max<std::int64_t>(n, 1)) * eps;
+}
+
+// F_ij = 1/(x_j - x_i) with 0 on the diagonal, under the policy; `masked` (optional output) marks
+// the off-diagonal pairs the Mask policy zeroed. x is n x batch (real).
+template <class R>
+Tensor<R> inverse_gaps(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
+  const std::int64_t n = x.shape()[0];
+  const Tensor<R> D = pairwise_gaps(x);
+  const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n)), D.shape());
+  const Tensor<R> zero = Tensor<R>::zeros({}), one = Tensor<R>::ones({});
+  switch (pol.mode) {
+    case linalg::Degeneracy::Mode::Exact:
+      return where(diag, zero, div(one, where(diag, one, D)));
+    case linalg::Degeneracy::Mode::Lorentzian:
+      return div(D, add(mul(D, D), static_cast<R>(pol.epsilon)));
+    default: {
+      const double rtol = pol.rtol >= 0 ? pol.rtol : default_rtol(std::numeric_limits<R>::epsilon(), n);
+      // tol per matrix: rtol * max |x| (broadcast over the n x n block)
+      const Tensor<R> scale = expand(
+          reshape(max(abs(x), {0}, true), with_batch(1, 1, Shape(x.shape().begin() + 1, x.shape().end()))), D.shape());
+      const Tensor<bool> small = le(abs(D), mul(scale, static_cast<R>(rtol)));
+      const Tensor<bool> drop = where(diag, Tensor<bool>::full({}, true), small);
+      if (masked) *masked = where(diag, Tensor<bool>::full({}, false), small);
+      return where(drop, zero, div(one, where(drop, one, D)));
+    }
+  }
+}
+
+// The gauge diagnostic: `lost` holds the cotangent components a rule drops (zero for gauge-
+// invariant losses, up to rounding); `ref` sets the scale.
+template <class T>
+void gauge_check(const char* op, const linalg::Degeneracy& pol, const Tensor<T>& lost, const Tensor<T>& ref,
+                 const char* what) {
+  if (pol.on_gauge == linalg::Degeneracy::OnGauge::Ignore || !lost.defined() || lost.numel() == 0) return;
+  using R = real_t<T>;
+  const double l = max(abs(lost)).item();
+  const double r = ref.numel() ? static_cast<double>(max(abs(ref)).item()) : 0.0;
+  const double tol = std::sqrt(static_cast<double>(std::numeric_limits<R>::epsilon())) * std::max(1.0, r);
+  if (!(l > tol)) return;
+  std::string msg = std::string("[") + op + "] the loss depends on the " + what + " (dropped cotangent component " +
+                    std::to_string(l) + ", scale " + std::to_string(r) +
+                    "): the gradient is not well defined; use a gauge-invariant loss, or set "
+                    "Degeneracy::on_gauge to Warn/Ignore";
+  if (pol.on_gauge == linalg::Degeneracy::OnGauge::Throw) throw Error(msg);
+  std::fprintf(stderr, "tenax warning: %s\n", msg.c_str());
+}
+
+// i * Im diag(X) as a diagonal matrix (zero for real T).
+template <class T>
+Tensor<T> i_imdiag(const Tensor<T>& X) {
+  if constexpr (is_complex_v<T>) {
+    auto im = imag(diagonal(X));
+    return diag_embed(complex(mul(im, real_t<T>(0)), im));
+  } else {
+    return mul(X, T(0));
+  }
+}
+
+// Re diag(X) as a diagonal matrix of type T.
+template <class T>
+Tensor<T> re_diag(const Tensor<T>& X) {
+  return diag_embed(cast<T>(real(diagonal(X))));
+}
+
+}  // namespace tenax::detail

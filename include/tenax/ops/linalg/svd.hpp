@@ -1,0 +1,197 @@
+#pragma once
+// svd / svdvals: A = U diag(S) Vh by divide and conquer (gesdd), thin or full.
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/spectral.hpp"
+
+namespace tenax {
+namespace ops {
+
+// Outputs U, S (k x batch, real, descending), Vh, info. U and Vh are undefined when !compute_uv.
+struct Svd {
+  static constexpr const char* name = "svd";
+  static constexpr bool saves_outputs = true;
+  bool full_matrices;
+  bool compute_uv;
+  bool uv_output;  // U and Vh are returned to the user (svd), so the rules carry their derivatives
+  linalg::Degeneracy policy;
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+    using R = real_t<T>;
+    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k;
+    Tensor<T> work = detail::work_copy(A);
+    Shape ss{k};
+    for (auto d : batch) ss.push_back(d);
+    Tensor<R> S = Tensor<R>::empty(ss);
+    Tensor<T> U = compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch)) : Tensor<T>();
+    Tensor<T> Vh = compute_uv ? Tensor<T>::empty(detail::with_batch(vr, n, batch)) : Tensor<T>();
+    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
+    const char jobz = !compute_uv ? 'N' : full_matrices ? 'A' : 'S';
+    detail::for_each_matrix(work, [&](T* a, std::int64_t b) {
+      std::int32_t& inf = info.mutable_data()[b];
+      R* s = S.mutable_data() + b * k;
+      T* u = compute_uv ? U.mutable_data() + b * m * uc : nullptr;
+      T* vt = compute_uv ? Vh.mutable_data() + b * vr * n : nullptr;
+      // Reference gesdd can loop forever on inf/NaN: check first.
+      inf = detail::all_finite(a, m * n)
+                ? cpu::gesdd<T>(jobz, m, n, a, std::max<std::int64_t>(1, m), s, u, std::max<std::int64_t>(1, m), vt,
+                                std::max<std::int64_t>(1, vr))
+                : detail::kNonFiniteInfo;
+      if (inf != 0) {
+        const R nan = std::numeric_limits<R>::quiet_NaN();
+        for (std::int64_t i = 0; i < k; ++i) s[i] = nan;
+        if (compute_uv) {
+          for (std::int64_t i = 0; i < m * uc; ++i) u[i] = T(nan);
+          for (std::int64_t i = 0; i < vr * n; ++i) vt[i] = T(nan);
+        }
+      }
+    });
+    return {U, S, Vh, info};
+  }
+
+  // MATH.md section 6, in terms of V = Vh^H (thin: k = min(m, n) columns of U and V):
+  //   P = U^H dA V;  ds = Re diag(P);  F_jk = 1/(s_k^2 - s_j^2);  D = diag(i Im P_jj / (2 s_j))
+  //   dU = U [F o (P S + S P^H) + D] + (I - U U^H) dA V S^-1          (the last term if m > k)
+  //   dV = V [F o (S P + P^H S) - D] + (I - V V^H) dA^H U S^-1        (if n > k)
+  //   J = U^H gU, K = V^H gV:
+  //   gA = U [F o (skew(J) S + S skew(K)) + diag(gs) + i ImDiag(J) S^-1] V^H
+  //        + (I - U U^H) gU S^-1 V^H  (m > k)  +  U S^-1 gV^H (I - V V^H)  (n > k)
+  // full_matrices: cotangents of the extra columns are dropped and their tangents are zero
+  // (those columns are not unique). Without U/V cotangents the F terms are skipped (svdvals:
+  // gA = U diag(gs) V^H), so repeated singular values are harmless there.
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    using R = real_t<T>;
+    const Tensor<T>& dA = c.dx0();
+    const std::int64_t m = dA.shape()[0], n = dA.shape()[1], k = std::min(m, n);
+    const auto U = thin(c.y0(), k), V = thin(c.y2().mH(), k);
+    const Tensor<R>& s = c.y1();
+    const auto P = matmul(U.mH(), matmul(dA, V));
+    const auto ds = real(diagonal(P));
+    if (!uv_output) return std::tuple{Tensor<T>(), ds, Tensor<T>(), Tensor<std::int32_t>()};
+    const auto F = cast<T>(detail::inverse_gaps(mul(s, s), policy));
+    const auto Sm = diag_embed(cast<T>(s));
+    const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}), s)));
+    auto D = matmul(mul(detail::i_imdiag(P), T(0.5)), sinv);
+    auto dU = matmul(U, add(mul(F, add(matmul(P, Sm), matmul(Sm, P.mH()))), D));
+    auto dV = matmul(V, sub(mul(F, add(matmul(Sm, P), matmul(P.mH(), Sm))), D));
+    if (m > k) dU = add(dU, matmul(sub(dA, matmul(U, matmul(U.mH(), dA))), matmul(V, sinv)));
+    if (n > k) dV = add(dV, matmul(sub(dA.mH(), matmul(V, matmul(V.mH(), dA.mH()))), matmul(U, sinv)));
+    if (full_matrices) {
+      dU = pad_cols(dU, m);
+      dV = pad_cols(dV, n);
+    }
+    return std::tuple{dU, ds, dV.mH(), Tensor<std::int32_t>()};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    using R = real_t<T>;
+    const std::int64_t m = c.x0().shape()[0], n = c.x0().shape()[1], k = std::min(m, n);
+    TENAX_CHECK(c.y0().defined(), name, "internal error: U and V were not computed for a gradient");
+    const auto U = thin(c.y0(), k), V = thin(c.y2().mH(), k);
+    const Tensor<R>& s = c.y1();
+    Tensor<T> gU = uv_output && c.gy0().defined() ? thin(c.gy0(), k) : Tensor<T>();
+    Tensor<T> gV = uv_output && c.gy2().defined() ? thin(c.gy2().mH(), k) : Tensor<T>();
+    Tensor<T> mid;
+    if (c.gy1().defined()) mid = diag_embed(cast<T>(c.gy1()));
+    if (gU.defined() || gV.defined()) {
+      const auto Sm = diag_embed(cast<T>(s));
+      const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}), s)));
+      Tensor<bool> masked;
+      const auto F = cast<T>(detail::inverse_gaps(mul(s, s), policy, &masked));
+      Tensor<T> inner, J, K, skewJ, skewK;
+      if (gU.defined()) {
+        J = matmul(U.mH(), gU);
+        skewJ = sub(J, J.mH());
+        inner = matmul(skewJ, Sm);
+      }
+      if (gV.defined()) {
+        K = matmul(V.mH(), gV);
+        skewK = sub(K, K.mH());
+        inner = inner.defined() ? add(inner, matmul(Sm, skewK)) : matmul(Sm, skewK);
+      }
+      if (policy.mode == linalg::Degeneracy::Mode::Mask && masked.defined()) {
+        // The singular part is skew(J + K); it must vanish on masked pairs.
+        Tensor<T> sk = skewJ.defined() ? (skewK.defined() ? add(skewJ, skewK) : skewJ) : skewK;
+        detail::gauge_check(name, policy, where(masked, sk, Tensor<T>::zeros({})), sk,
+                            "singular-vector basis inside a degenerate singular subspace");
+      }
+      if constexpr (is_complex_v<T>) {
+        Tensor<T> jk = J.defined() ? (K.defined() ? add(J, K) : J) : K;
+        detail::gauge_check(name, policy, imag(diagonal(jk)), real(jk), "singular-vector phases");
+      }
+      Tensor<T> t = mul(F, inner);
+      if (J.defined()) t = add(t, matmul(detail::i_imdiag(J), sinv));
+      mid = mid.defined() ? add(mid, t) : t;
+    }
+    Tensor<T> gA = mid.defined() ? matmul(U, matmul(mid, V.mH())) : Tensor<T>::zeros(c.x0().shape());
+    if (gU.defined() && m > k) {
+      const auto proj = sub(gU, matmul(U, matmul(U.mH(), gU)));
+      gA = add(gA, matmul(div_cols(proj, s), V.mH()));
+    }
+    if (gV.defined() && n > k) {
+      const auto proj = sub(gV, matmul(V, matmul(V.mH(), gV)));
+      gA = add(gA, matmul(div_cols(U, s), proj.mH()));
+    }
+    return gA;
+  }
+
+ private:
+  template <class T>
+  static Tensor<T> thin(const Tensor<T>& X, std::int64_t k) {
+    return X.shape()[1] == k ? X : slice(X, 1, 0, k);
+  }
+  // X S^-1: column j of X (r x k) divided by s_j.
+  template <class T>
+  static Tensor<T> div_cols(const Tensor<T>& X, const Tensor<real_t<T>>& s) {
+    Shape rs{1, s.shape()[0]};
+    for (int d = 1; d < s.dim(); ++d) rs.push_back(s.shape()[d]);
+    return div(X, cast<T>(reshape(s, rs)));
+  }
+  template <class T>
+  static Tensor<T> pad_cols(const Tensor<T>& X, std::int64_t cols) {
+    if (X.shape()[1] == cols) return X;
+    Shape z = X.shape();
+    z[1] = cols - X.shape()[1];
+    return concat<T>({X, Tensor<T>::zeros(z)}, 1);
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+namespace detail_svd {
+inline std::string failure(std::int32_t k) {
+  if (k == tenax::detail::kNonFiniteInfo) return "the input contains inf or NaN";
+  return "the SVD did not converge (info " + std::to_string(k) + ")";
+}
+}  // namespace detail_svd
+
+// A = U diag(S) Vh. Thin (default): U m x k, Vh k x n; full_matrices: U m x m, Vh n x n.
+template <Floating T>
+std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>> svd(const Tensor<T>& A, bool full_matrices = false,
+                                                        Degeneracy policy = {}) {
+  detail::check_matrix("svd", A);
+  auto [U, S, Vh, info] = detail::apply(ops::Svd{full_matrices, true, true, policy}, A);
+  detail::raise_info("svd", info, A.shape(), detail_svd::failure);
+  return {U, S, Vh};
+}
+
+// Singular values (descending, k x batch). U and V are computed only when a derivative may be
+// needed (gA = U diag(gS) V^H).
+template <Floating T>
+Tensor<real_t<T>> svdvals(const Tensor<T>& A) {
+  detail::check_matrix("svdvals", A);
+  const bool need_uv = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
+  auto [U, S, Vh, info] = detail::apply(ops::Svd{false, need_uv, false, Degeneracy{}}, A);
+  detail::raise_info("svdvals", info, A.shape(), detail_svd::failure);
+  return S;
+}
+
+}  // namespace linalg
+}  // namespace tenax
