@@ -15,9 +15,10 @@ struct Eigh {
   bool vectors;   // compute V
   bool v_output;  // V is returned to the user (eigh), so the rules carry its derivative
   linalg::Degeneracy policy;
+  bool canonical = false;  // first largest-magnitude entry of each eigenvector real positive
 
   template <class T>
-  std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+  std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(const Tensor<T>& A) const {
     using R = real_t<T>;
     const std::int64_t n = A.shape()[0];
     const Shape batch = detail::mat_batch_shape(A.shape());
@@ -40,7 +41,8 @@ struct Eigh {
         for (std::int64_t i = 0; i < n * n; ++i) v[i] = T(std::numeric_limits<R>::quiet_NaN());
       }
     });
-    return {w, vectors ? V : Tensor<T>(), info};
+    Tensor<T> E = canonical && vectors ? detail::canonicalize_columns(V, Tensor<T>()) : Tensor<T>();
+    return {w, vectors ? V : Tensor<T>(), info, E};
   }
 
   // A = V diag(l) V^H, dA Hermitian (the returned gA is Hermitian):
@@ -49,6 +51,10 @@ struct Eigh {
   // with F_ij = 1/(l_j - l_i) under the degeneracy policy (spectral.hpp). Without a V cotangent
   // the F term is skipped entirely (eigvalsh: gA = V diag(gl) V^H), so repeated eigenvalues are
   // harmless there.
+  // Canonical gauge (complex): the columns are rotated by phases that keep the selected entries
+  // real, so dV gains V i diag(phi) with phi_j = -Im(dV[k_j, j]) / V[k_j, j]; its adjoint replaces
+  // gV by gV - i E o (Im diag(V^H gV) / V[k, j]) (E selects the entries), which also makes the
+  // cotangent phase-invariant. Real types: the sign choice is locally constant, no change.
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
@@ -56,8 +62,16 @@ struct Eigh {
     const auto P = matmul(V.mH(), matmul(c.dx0(), V));
     const auto dw = real(diagonal(P));
     Tensor<T> dV;
-    if (v_output) dV = matmul(V, mul(cast<T>(detail::inverse_gaps(c.y0(), policy)), P));
-    return std::tuple{dw, dV, Tensor<std::int32_t>()};
+    if (v_output) {
+      dV = matmul(V, mul(cast<T>(detail::inverse_gaps(c.y0(), policy)), P));
+      if constexpr (is_complex_v<T>) {
+        if (canonical) {
+          const auto phi = detail::gauge_rates(c.template y<3>(), V, dV);
+          dV = add(dV, mul(V, complex(mul(phi, real_t<T>(0)), phi)));
+        }
+      }
+    }
+    return std::tuple{dw, dV, Tensor<std::int32_t>(), Tensor<T>()};
   }
   template <class C>
   auto vjp(const C& c) const {
@@ -67,7 +81,16 @@ struct Eigh {
     Tensor<T> mid;
     if (c.gy0().defined()) mid = diag_embed(cast<T>(c.gy0()));
     if (v_output && c.gy1().defined()) {
-      const auto K = matmul(V.mH(), c.gy1());
+      Tensor<T> gV = c.gy1();
+      if constexpr (is_complex_v<T>) {
+        if (canonical) {
+          const auto& E = c.template y<3>();
+          const auto im = imag(sum(mul(conj(V), gV), {0}, true));
+          const auto r = real(sum(mul(E, V), {0}, true));
+          gV = sub(gV, mul(E, complex(mul(im, real_t<T>(0)), div(im, r))));
+        }
+      }
+      const auto K = matmul(V.mH(), gV);
       const auto skew = mul(sub(K, K.mH()), T(0.5));
       Tensor<bool> masked;
       const auto F = cast<T>(detail::inverse_gaps(c.y0(), policy, &masked));
@@ -89,9 +112,10 @@ struct Eigh {
 namespace linalg {
 namespace detail_eigh {
 template <class T>
-auto run(const Tensor<T>& A, bool upper, bool vectors, bool v_output, const Degeneracy& pol, const char* op) {
+auto run(const Tensor<T>& A, bool upper, bool vectors, bool v_output, const Degeneracy& pol, const char* op,
+         bool canonical = false) {
   tenax::detail::check_square(op, A);
-  auto r = tenax::detail::apply(ops::Eigh{upper, vectors, v_output, pol}, A);
+  auto r = tenax::detail::apply(ops::Eigh{upper, vectors, v_output, pol, canonical}, A);
   tenax::detail::raise_info(op, std::get<2>(r), A.shape(), [](std::int32_t k) {
     if (k == tenax::detail::kNonFiniteInfo) return std::string("the input contains inf or NaN");
     return "the eigensolver did not converge (info " + std::to_string(k) + ")";
@@ -102,10 +126,15 @@ auto run(const Tensor<T>& A, bool upper, bool vectors, bool v_output, const Dege
 
 // Eigenvalues (ascending, n x batch) and orthonormal eigenvectors (columns) of the Hermitian
 // matrices given by their lower (default) or upper triangle. Derivatives follow `policy` for
-// repeated eigenvalues.
+// repeated eigenvalues. canonical_gauge: each eigenvector's first largest-magnitude entry is made
+// real and positive (a sign for real types), which makes V a differentiable function of A away
+// from ties; the rules account for it.
+// Input convention (PyTorch's): only one triangle is read, tangents are taken as Hermitian, and
+// the returned gradient is Hermitian.
 template <Floating T>
-std::pair<Tensor<real_t<T>>, Tensor<T>> eigh(const Tensor<T>& A, bool upper = false, Degeneracy policy = {}) {
-  auto [w, V, info] = detail_eigh::run(A, upper, true, true, policy, "eigh");
+std::pair<Tensor<real_t<T>>, Tensor<T>> eigh(const Tensor<T>& A, bool upper = false, Degeneracy policy = {},
+                                             bool canonical_gauge = false) {
+  auto [w, V, info, E] = detail_eigh::run(A, upper, true, true, policy, "eigh", canonical_gauge);
   return {w, V};
 }
 
@@ -114,8 +143,7 @@ std::pair<Tensor<real_t<T>>, Tensor<T>> eigh(const Tensor<T>& A, bool upper = fa
 template <Floating T>
 Tensor<real_t<T>> eigvalsh(const Tensor<T>& A, bool upper = false) {
   const bool need_v = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
-  auto [w, V, info] = detail_eigh::run(A, upper, need_v, false, Degeneracy{}, "eigvalsh");
-  (void)V;
+  auto [w, V, info, E] = detail_eigh::run(A, upper, need_v, false, Degeneracy{}, "eigvalsh");
   return w;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "tenax/ops/functors.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
 namespace tenax::linalg {
@@ -106,6 +107,46 @@ Tensor<T> i_imdiag(const Tensor<T>& X) {
 template <class T>
 Tensor<T> re_diag(const Tensor<T>& X) {
   return diag_embed(cast<T>(real(diagonal(X))));
+}
+
+}  // namespace tenax::detail
+
+namespace tenax::detail {
+
+// Canonical gauge for eigen/singular vectors: scales each column j of the n x c matrices in `v`
+// (contiguous) by a unit factor so that its first largest-magnitude entry is real and positive.
+// Returns the one-hot selection matrix E (n x c x batch, E[k_j, j] = 1) of those entries; `also`
+// (may be undefined) gets the same column factors (V for SVD, keeping A = U S V^H).
+template <class T>
+Tensor<T> canonicalize_columns(const Tensor<T>& v, const Tensor<T>& also) {
+  const std::int64_t n = v.shape()[0], c = v.shape()[1], nb = mat_batch_count(v.shape());
+  Tensor<T> E = Tensor<T>::zeros(v.shape());
+  for (std::int64_t b = 0; b < nb; ++b) {
+    T* p = v.mutable_data() + b * n * c;
+    T* q = also.defined() ? also.mutable_data() + b * also.shape()[0] * c : nullptr;
+    for (std::int64_t j = 0; j < c; ++j) {
+      std::int64_t k = 0;
+      for (std::int64_t i = 1; i < n; ++i)
+        if (std::abs(p[i + j * n]) > std::abs(p[k + j * n])) k = i;
+      const auto a = std::abs(p[k + j * n]);
+      if (a == 0) continue;
+      const T f = fn::conj_of(p[k + j * n] / a);
+      for (std::int64_t i = 0; i < n; ++i) p[i + j * n] *= f;
+      p[k + j * n] = T(std::abs(p[k + j * n]));  // exactly real
+      if (q)
+        for (std::int64_t i = 0; i < also.shape()[0]; ++i) q[i + j * also.shape()[0]] *= f;
+      E.mutable_data()[b * n * c + k + j * n] = T(1);
+    }
+  }
+  return E;
+}
+
+// The column phase rates that keep the selected entries real: phi_j = -Im(dV[k_j, j]) / V[k_j, j]
+// (zero for real types), as a 1 x c x batch row.
+template <class T>
+Tensor<real_t<T>> gauge_rates(const Tensor<T>& E, const Tensor<T>& V, const Tensor<T>& dV) {
+  auto sel = [&](const Tensor<T>& X) { return sum(mul(E, X), {0}, true); };
+  return neg(div(imag(sel(dV)), real(sel(V))));
 }
 
 }  // namespace tenax::detail

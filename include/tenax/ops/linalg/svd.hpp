@@ -15,9 +15,11 @@ struct Svd {
   bool compute_uv;
   bool uv_output;  // U and Vh are returned to the user (svd), so the rules carry their derivatives
   linalg::Degeneracy policy;
+  bool canonical = false;  // thin only: first largest-magnitude entry of each column of U real positive
 
   template <class T>
-  std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+  std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(
+      const Tensor<T>& A) const {
     using R = real_t<T>;
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
     const Shape batch = detail::mat_batch_shape(A.shape());
@@ -49,7 +51,13 @@ struct Svd {
         }
       }
     });
-    return {U, S, Vh, info};
+    Tensor<T> E;
+    if (canonical && compute_uv) {
+      Tensor<T> V = detail::work_copy(Vh.mH());
+      E = detail::canonicalize_columns(U, V);
+      Vh = detail::work_copy(V.mH());
+    }
+    return {U, S, Vh, info, E};
   }
 
   // MATH.md section 6, in terms of V = Vh^H (thin: k = min(m, n) columns of U and V):
@@ -62,6 +70,9 @@ struct Svd {
   // full_matrices: cotangents of the extra columns are dropped and their tangents are zero
   // (those columns are not unique). Without U/V cotangents the F terms are skipped (svdvals:
   // gA = U diag(gs) V^H), so repeated singular values are harmless there.
+  // Canonical gauge (complex, thin): U and V columns share phases that keep U[k_j, j] real, so
+  // dU and dV gain U i diag(phi), V i diag(phi) with phi_j = -Im(dU[k_j, j]) / U[k_j, j]; the
+  // adjoint replaces gU by gU - i E o (Im diag(U^H gU + V^H gV) / U[k, j]).
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
@@ -72,7 +83,7 @@ struct Svd {
     const Tensor<R>& s = c.y1();
     const auto P = matmul(U.mH(), matmul(dA, V));
     const auto ds = real(diagonal(P));
-    if (!uv_output) return std::tuple{Tensor<T>(), ds, Tensor<T>(), Tensor<std::int32_t>()};
+    if (!uv_output) return std::tuple{Tensor<T>(), ds, Tensor<T>(), Tensor<std::int32_t>(), Tensor<T>()};
     const auto F = cast<T>(detail::inverse_gaps(mul(s, s), policy));
     const auto Sm = diag_embed(cast<T>(s));
     const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}), s)));
@@ -81,11 +92,19 @@ struct Svd {
     auto dV = matmul(V, sub(mul(F, add(matmul(Sm, P), matmul(P.mH(), Sm))), D));
     if (m > k) dU = add(dU, matmul(sub(dA, matmul(U, matmul(U.mH(), dA))), matmul(V, sinv)));
     if (n > k) dV = add(dV, matmul(sub(dA.mH(), matmul(V, matmul(V.mH(), dA.mH()))), matmul(U, sinv)));
+    if constexpr (is_complex_v<T>) {
+      if (canonical) {
+        const auto phi = detail::gauge_rates(c.template y<4>(), U, dU);
+        const auto iphi = complex(mul(phi, R(0)), phi);
+        dU = add(dU, mul(U, iphi));
+        dV = add(dV, mul(V, iphi));
+      }
+    }
     if (full_matrices) {
       dU = pad_cols(dU, m);
       dV = pad_cols(dV, n);
     }
-    return std::tuple{dU, ds, dV.mH(), Tensor<std::int32_t>()};
+    return std::tuple{dU, ds, dV.mH(), Tensor<std::int32_t>(), Tensor<T>()};
   }
   template <class C>
   auto vjp(const C& c) const {
@@ -97,6 +116,20 @@ struct Svd {
     const Tensor<R>& s = c.y1();
     Tensor<T> gU = uv_output && c.gy0().defined() ? thin(c.gy0(), k) : Tensor<T>();
     Tensor<T> gV = uv_output && c.gy2().defined() ? thin(c.gy2().mH(), k) : Tensor<T>();
+    if constexpr (is_complex_v<T>) {
+      if (canonical && (gU.defined() || gV.defined())) {
+        const auto& E = c.template y<4>();
+        Tensor<R> im;
+        if (gU.defined()) im = imag(sum(mul(conj(U), gU), {0}, true));
+        if (gV.defined()) {
+          auto t = imag(sum(mul(conj(V), gV), {0}, true));
+          im = im.defined() ? add(im, t) : t;
+        }
+        const auto r = real(sum(mul(E, U), {0}, true));
+        const auto corr = mul(E, complex(mul(im, R(0)), div(im, r)));
+        gU = gU.defined() ? sub(gU, corr) : neg(corr);
+      }
+    }
     Tensor<T> mid;
     if (c.gy1().defined()) mid = diag_embed(cast<T>(c.gy1()));
     if (gU.defined() || gV.defined()) {
@@ -173,11 +206,14 @@ inline std::string failure(std::int32_t k) {
 }  // namespace detail_svd
 
 // A = U diag(S) Vh. Thin (default): U m x k, Vh k x n; full_matrices: U m x m, Vh n x n.
+// canonical_gauge (thin only): each column of U has its first largest-magnitude entry real and
+// positive, V's columns carry the same factors; the rules account for it.
 template <Floating T>
 std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>> svd(const Tensor<T>& A, bool full_matrices = false,
-                                                        Degeneracy policy = {}) {
+                                                        Degeneracy policy = {}, bool canonical_gauge = false) {
   detail::check_matrix("svd", A);
-  auto [U, S, Vh, info] = detail::apply(ops::Svd{full_matrices, true, true, policy}, A);
+  TENAX_CHECK(!(canonical_gauge && full_matrices), "svd", "canonical_gauge needs the thin SVD (full_matrices = false)");
+  auto [U, S, Vh, info, E] = detail::apply(ops::Svd{full_matrices, true, true, policy, canonical_gauge}, A);
   detail::raise_info("svd", info, A.shape(), detail_svd::failure);
   return {U, S, Vh};
 }
@@ -188,7 +224,7 @@ template <Floating T>
 Tensor<real_t<T>> svdvals(const Tensor<T>& A) {
   detail::check_matrix("svdvals", A);
   const bool need_uv = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
-  auto [U, S, Vh, info] = detail::apply(ops::Svd{false, need_uv, false, Degeneracy{}}, A);
+  auto [U, S, Vh, info, E] = detail::apply(ops::Svd{false, need_uv, false, Degeneracy{}}, A);
   detail::raise_info("svdvals", info, A.shape(), detail_svd::failure);
   return S;
 }
