@@ -3,7 +3,10 @@ include(TenaxProviderDeps)
 tenax_find_provider_deps(${TENAX_PROVIDER})
 add_library(tenax_provider INTERFACE)
 if(TENAX_PROVIDER STREQUAL "eigen")
-  set(TENAX_PROVIDER_SOURCES src/cpu/provider_eigen.cpp)
+  # One file per routine family, so the heavy Eigen solvers compile in parallel.
+  set(TENAX_PROVIDER_SOURCES src/cpu/provider_eigen.cpp src/cpu/provider_eigen_lu.cpp src/cpu/provider_eigen_cholesky.cpp
+      src/cpu/provider_eigen_qr.cpp src/cpu/provider_eigen_syevd.cpp src/cpu/provider_eigen_gesdd_real.cpp
+      src/cpu/provider_eigen_gesdd_complex.cpp)
   target_link_libraries(tenax_provider INTERFACE $<BUILD_INTERFACE:tenax_dep::eigen>)
   target_compile_definitions(tenax_provider INTERFACE $<BUILD_INTERFACE:TENAX_PROVIDER_EIGEN>)
 else()

@@ -62,3 +62,4 @@
 #include "tenax/ops/unary/sqrt.hpp"
 #include "tenax/ops/unary/square.hpp"
 #include "tenax/ops/unary/tanh.hpp"
+#include "tenax/linalg.hpp"

@@ -1,18 +1,11 @@
-// The Eigen provider: every CPU kernel on Eigen 3.4 alone (no BLAS/LAPACK).
-#include <Eigen/Core>
-#include <complex>
-
-#include "tenax/backend/cpu_provider.hpp"
+// The Eigen provider (TENAX_PROVIDER=eigen): its name and the BLAS routines gemm and trsm.
+// The LAPACK routines live in provider_eigen_*.cpp, one file each, so they compile in parallel.
+#include "eigen/common.hpp"
 
 namespace tenax::cpu {
 namespace {
 
-template <class T>
-using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-template <class T>
-using CMap = Eigen::Map<const Mat<T>, 0, Eigen::OuterStride<>>;
-template <class T>
-using MMap = Eigen::Map<Mat<T>, 0, Eigen::OuterStride<>>;
+// ---- BLAS ------------------------------------------------------------------------------------
 
 template <class T>
 void eigen_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A,
@@ -52,6 +45,64 @@ void eigen_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t
   }
 }
 
+// Solves in place with the Mode triangle of a (Eigen::Lower/Upper, optionally | UnitDiag).
+template <int Mode, class T>
+void trsm_solve(Side side, Trans trans, const CMap<T>& a, MMap<T>& b) {
+  constexpr int Flip = ((Mode & Eigen::Lower) ? Eigen::Upper : Eigen::Lower) | (Mode & Eigen::UnitDiag);
+  if (side == Side::Left) {
+    switch (trans) {
+      case Trans::N:
+        a.template triangularView<Mode>().solveInPlace(b);
+        break;
+      case Trans::T:
+        a.transpose().template triangularView<Flip>().solveInPlace(b);
+        break;
+      case Trans::C:
+        a.adjoint().template triangularView<Flip>().solveInPlace(b);
+        break;
+    }
+  } else {
+    switch (trans) {
+      case Trans::N:
+        a.template triangularView<Mode>().template solveInPlace<Eigen::OnTheRight>(b);
+        break;
+      case Trans::T:
+        a.transpose().template triangularView<Flip>().template solveInPlace<Eigen::OnTheRight>(b);
+        break;
+      case Trans::C:
+        a.adjoint().template triangularView<Flip>().template solveInPlace<Eigen::OnTheRight>(b);
+        break;
+    }
+  }
+}
+
+template <class T>
+void eigen_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
+                std::int64_t lda, T* B, std::int64_t ldb) {
+  count_call(Routine::trsm);
+  if (m == 0 || n == 0) return;
+  MMap<T> b = mmap(B, m, n, ldb);
+  if (alpha == T(0)) {  // BLAS: B = 0 and A is not referenced
+    b.setZero();
+    return;
+  }
+  if (alpha != T(1)) b *= alpha;
+  const Index k = side == Side::Left ? m : n;
+  const CMap<T> a = cmap(A, k, k, lda);
+  const bool unit = diag == Diag::Unit;
+  if (uplo == Uplo::Lower) {
+    if (unit)
+      trsm_solve<Eigen::UnitLower>(side, trans, a, b);
+    else
+      trsm_solve<Eigen::Lower>(side, trans, a, b);
+  } else {
+    if (unit)
+      trsm_solve<Eigen::UnitUpper>(side, trans, a, b);
+    else
+      trsm_solve<Eigen::Upper>(side, trans, a, b);
+  }
+}
+
 }  // namespace
 
 std::string provider_name() {
@@ -59,16 +110,51 @@ std::string provider_name() {
          std::to_string(EIGEN_MINOR_VERSION);
 }
 
-#define TENAX_EIGEN_GEMM(T)                                                                             \
-  template <>                                                                                           \
-  void gemm<T>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* A, \
-               std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {        \
-    eigen_gemm<T>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                                \
-  }
-TENAX_EIGEN_GEMM(float)
-TENAX_EIGEN_GEMM(double)
-TENAX_EIGEN_GEMM(std::complex<float>)
-TENAX_EIGEN_GEMM(std::complex<double>)
-#undef TENAX_EIGEN_GEMM
+template <>
+void gemm<float>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,
+                 std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc) {
+  eigen_gemm<float>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <>
+void trsm<float>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, float alpha,
+                 const float* A, std::int64_t lda, float* B, std::int64_t ldb) {
+  eigen_trsm<float>(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+template <>
+void gemm<double>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* A,
+                  std::int64_t lda, const double* B, std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
+  eigen_gemm<double>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <>
+void trsm<double>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, double alpha,
+                  const double* A, std::int64_t lda, double* B, std::int64_t ldb) {
+  eigen_trsm<double>(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+template <>
+void gemm<std::complex<float>>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                               std::complex<float> alpha, const std::complex<float>* A, std::int64_t lda,
+                               const std::complex<float>* B, std::int64_t ldb, std::complex<float> beta,
+                               std::complex<float>* C, std::int64_t ldc) {
+  eigen_gemm<std::complex<float>>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <>
+void trsm<std::complex<float>>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n,
+                               std::complex<float> alpha, const std::complex<float>* A, std::int64_t lda,
+                               std::complex<float>* B, std::int64_t ldb) {
+  eigen_trsm<std::complex<float>>(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+template <>
+void gemm<std::complex<double>>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                                std::complex<double> alpha, const std::complex<double>* A, std::int64_t lda,
+                                const std::complex<double>* B, std::int64_t ldb, std::complex<double> beta,
+                                std::complex<double>* C, std::int64_t ldc) {
+  eigen_gemm<std::complex<double>>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <>
+void trsm<std::complex<double>>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n,
+                                std::complex<double> alpha, const std::complex<double>* A, std::int64_t lda,
+                                std::complex<double>* B, std::int64_t ldb) {
+  eigen_trsm<std::complex<double>>(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
 
 }  // namespace tenax::cpu

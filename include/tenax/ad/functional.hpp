@@ -29,7 +29,7 @@ Tensor<T> grad_input(const Tensor<T>& x, bool& nested) {
     nested = true;
     return x;
   }
-  return x.detach().requires_grad();
+  return x.requires_grad();  // keeps x's tangent (forward over reverse); detach() would drop it
 }
 
 template <class T>

@@ -86,13 +86,17 @@ inline std::string to_string(const Shape& s) {
   return o.str();
 }
 
-// Number of elements; throws when a dimension is negative or the product overflows int64.
+// Number of elements; throws when a dimension is negative or the product overflows int64. The
+// product of max(d, 1) (the extent of the column-major strides) must fit too, so a shape with a
+// zero dimension cannot make col_major_strides overflow.
 inline std::int64_t checked_numel(const Shape& s, std::string_view op) {
-  std::int64_t n = 1;
+  std::int64_t n = 1, span = 1;
   for (auto d : s) {
     TENAX_CHECK(d >= 0, op, "negative dimension in shape ", s);
-    TENAX_CHECK(d == 0 || n <= INT64_MAX / d, op, "shape ", s, " overflows int64 elements");
-    n *= d;
+    const std::int64_t e = std::max<std::int64_t>(d, 1);
+    TENAX_CHECK(span <= INT64_MAX / e, op, "shape ", s, " overflows int64 elements");
+    span *= e;
+    n *= d;  // n <= span
   }
   return n;
 }

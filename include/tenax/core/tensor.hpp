@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tenax/core/dtype.hpp"
@@ -68,36 +69,30 @@ class Tensor {
   }
 
   // ---- construction -------------------------------------------------------------------------
-  static Tensor empty(const Shape& shape, Device dev = Device::cpu()) {
-    checked_numel(shape, "empty");
-    return Tensor(detail::make_impl(kDType, shape, dev));
-  }
+  static Tensor empty(const Shape& shape, Device dev = Device::cpu()) { return empty_for(shape, dev, "empty"); }
   static Tensor full(const Shape& shape, T value, Device dev = Device::cpu()) {
-    Tensor t = empty(shape, Device::cpu());
-    T* p = t.mutable_data();
-    for (std::int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = value;
-    return dev.is_cpu() ? t : t.to(dev);
+    return full_for(shape, value, dev, "full");
   }
-  static Tensor zeros(const Shape& shape, Device dev = Device::cpu()) { return full(shape, T(0), dev); }
-  static Tensor ones(const Shape& shape, Device dev = Device::cpu()) { return full(shape, T(1), dev); }
-  static Tensor scalar(T value, Device dev = Device::cpu()) { return full(Shape{}, value, dev); }
-  // m x n identity (n defaults to m).
+  static Tensor zeros(const Shape& shape, Device dev = Device::cpu()) { return full_for(shape, T(0), dev, "zeros"); }
+  static Tensor ones(const Shape& shape, Device dev = Device::cpu()) { return full_for(shape, T(1), dev, "ones"); }
+  static Tensor scalar(T value, Device dev = Device::cpu()) { return full_for(Shape{}, value, dev, "scalar"); }
+  // m x n identity (n = -1, the default: m).
   static Tensor eye(std::int64_t m, std::int64_t n = -1, Device dev = Device::cpu()) {
-    if (n < 0) n = m;
-    Tensor t = zeros({m, n});
+    if (n == -1) n = m;
+    Tensor t = full_for({m, n}, T(0), Device::cpu(), "eye");
     for (std::int64_t i = 0; i < std::min(m, n); ++i) t.mutable_data()[i + i * m] = T(1);
     return dev.is_cpu() ? t : t.to(dev);
   }
   // 0, 1, ..., n-1 (rank 1).
   static Tensor arange(std::int64_t n, Device dev = Device::cpu()) {
-    Tensor t = empty({n});
+    Tensor t = empty_for({n}, Device::cpu(), "arange");
     for (std::int64_t i = 0; i < n; ++i) t.mutable_data()[i] = static_cast<T>(i);
     return dev.is_cpu() ? t : t.to(dev);
   }
   // Values listed in column-major order (first index fastest).
   template <class R>
   static Tensor from_col_major(const Shape& shape, const R& values, Device dev = Device::cpu()) {
-    Tensor t = empty(shape);
+    Tensor t = empty_for(shape, Device::cpu(), "from_col_major");
     TENAX_CHECK(static_cast<std::int64_t>(std::size(values)) == t.numel(), "from_col_major", "shape ", shape, " needs ",
                 t.numel(), " values, got ", std::size(values));
     std::int64_t i = 0;
@@ -110,7 +105,7 @@ class Tensor {
   // Values listed in row-major order (last index fastest), stored column-major.
   template <class R>
   static Tensor from_row_major(const Shape& shape, const R& values, Device dev = Device::cpu()) {
-    Tensor t = empty(shape);
+    Tensor t = empty_for(shape, Device::cpu(), "from_row_major");
     TENAX_CHECK(static_cast<std::int64_t>(std::size(values)) == t.numel(), "from_row_major", "shape ", shape, " needs ",
                 t.numel(), " values, got ", std::size(values));
     std::vector<std::int64_t> idx(shape.size(), 0);
@@ -131,7 +126,7 @@ class Tensor {
   }
   // Seeded standard normal entries (complex: real and imaginary parts each N(0, 1/2)).
   static Tensor randn(const Shape& shape, std::uint64_t seed, Device dev = Device::cpu()) {
-    Tensor t = empty(shape);
+    Tensor t = empty_for(shape, Device::cpu(), "randn");
     std::uint64_t s = seed * 0x2545F4914F6CDD1Dull + 1;
     auto normal = [&s] {
       double u1 = detail::uniform01(s), u2 = detail::uniform01(s);
@@ -149,7 +144,7 @@ class Tensor {
   }
   // Seeded uniform entries in [lo, hi) (complex: both parts).
   static Tensor rand(const Shape& shape, std::uint64_t seed, double lo = 0, double hi = 1, Device dev = Device::cpu()) {
-    Tensor t = empty(shape);
+    Tensor t = empty_for(shape, Device::cpu(), "rand");
     std::uint64_t s = seed * 0x2545F4914F6CDD1Dull + 7;
     for (std::int64_t i = 0, n = t.numel(); i < n; ++i) {
       if constexpr (is_complex_v<T>) {
@@ -202,7 +197,7 @@ class Tensor {
   }
   // All elements in column-major order.
   std::vector<T> to_vector() const {
-    Tensor c = contiguous(device().is_cpu() ? *this : to(Device::cpu()));
+    Tensor c = tenax::contiguous(device().is_cpu() ? *this : to(Device::cpu()));
     return std::vector<T>(c.data(), c.data() + c.numel());
   }
 
@@ -242,6 +237,21 @@ class Tensor {
   Tensor tangent() const { return impl_ && impl_->tangent ? Tensor(impl_->tangent) : Tensor(); }
 
  private:
+  // empty/full reporting errors under the name of the constructor the user called. Throws when a
+  // dimension is negative or the element or byte count overflows int64.
+  static Tensor empty_for(const Shape& shape, Device dev, std::string_view op) {
+    const std::int64_t n = checked_numel(shape, op);
+    TENAX_CHECK(n <= INT64_MAX / static_cast<std::int64_t>(sizeof(T)), op, "shape ", shape, " of ",
+                dtype_traits<T>::name, " needs more than 2^63 bytes");
+    return Tensor(detail::make_impl(kDType, shape, dev));
+  }
+  static Tensor full_for(const Shape& shape, T value, Device dev, std::string_view op) {
+    Tensor t = empty_for(shape, Device::cpu(), op);
+    T* p = t.mutable_data();
+    for (std::int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = value;
+    return dev.is_cpu() ? t : t.to(dev);
+  }
+
   detail::ImplPtr impl_;
 };
 

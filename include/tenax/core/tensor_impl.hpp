@@ -39,6 +39,7 @@ struct TensorImpl {
     return static_cast<char*>(storage->data) + offset * static_cast<std::int64_t>(dtype_size(dtype));
   }
   bool is_contiguous() const {
+    if (numel() == 0) return true;  // no element to lay out
     std::int64_t acc = 1;
     for (int i = 0; i < shape.size(); ++i) {
       if (shape[i] != 1 && strides[i] != acc) return false;

@@ -41,6 +41,8 @@ Device common_device(std::string_view op, const Tensor<In>&... in) {
 
 template <class... In>
 Shape broadcast_all(std::string_view op, const Tensor<In>&... in) {
+  const Shape& first = std::get<0>(std::tie(in...)).shape();
+  if ((... && (in.shape() == first))) return first;  // the common case: nothing broadcasts
   Shape s;
   ((s = broadcast_shapes(s, in.shape(), op)), ...);
   return s;

@@ -173,4 +173,12 @@ inline Shape with_batch(std::int64_t m, std::int64_t n, const Shape& batch) {
   return s;
 }
 
+// A vector batch v (n x batch) as a row batch (1 x n x batch), to scale matrix columns.
+template <class T>
+Tensor<T> as_row(const Tensor<T>& v) {
+  Shape s{1};
+  for (auto d : v.shape()) s.push_back(d);
+  return reshape(v, s);
+}
+
 }  // namespace tenax::detail

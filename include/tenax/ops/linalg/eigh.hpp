@@ -51,6 +51,10 @@ struct Eigh {
   // with F_ij = 1/(l_j - l_i) under the degeneracy policy (spectral.hpp). Without a V cotangent
   // the F term is skipped entirely (eigvalsh: gA = V diag(gl) V^H), so repeated eigenvalues are
   // harmless there.
+  // Second order of eigvalsh: its rule uses V, so V's own derivative is needed when that rule is
+  // differentiated. The JVP then also gives V's tangent when the input records gradients (forward
+  // over reverse), and the VJP uses a V cotangent whenever one arrives (reverse over reverse);
+  // neither happens at first order.
   // Canonical gauge (complex): the columns are rotated by phases that keep the selected entries
   // real, so dV gains V i diag(phi) with phi_j = -Im(dV[k_j, j]) / V[k_j, j]; its adjoint replaces
   // gV by gV - i E o (Im diag(V^H gV) / V[k, j]) (E selects the entries), which also makes the
@@ -62,7 +66,7 @@ struct Eigh {
     const auto P = matmul(V.mH(), matmul(c.dx0(), V));
     const auto dw = real(diagonal(P));
     Tensor<T> dV;
-    if (v_output) {
+    if (v_output || (V.defined() && is_grad_enabled() && c.x0().tracks_grad())) {
       dV = matmul(V, mul(cast<T>(detail::inverse_gaps(c.y0(), policy)), P));
       if constexpr (is_complex_v<T>) {
         if (canonical) {
@@ -80,7 +84,7 @@ struct Eigh {
     TENAX_CHECK(V.defined(), name, "internal error: eigenvectors were not computed for a gradient");
     Tensor<T> mid;
     if (c.gy0().defined()) mid = diag_embed(cast<T>(c.gy0()));
-    if (v_output && c.gy1().defined()) {
+    if (c.gy1().defined()) {
       Tensor<T> gV = c.gy1();
       if constexpr (is_complex_v<T>) {
         if (canonical) {
@@ -103,6 +107,8 @@ struct Eigh {
       mid = mid.defined() ? add(mid, t) : t;
     }
     if (!mid.defined()) return Tensor<T>::zeros(c.x0().shape(), c.x0().device());
+    if (!c.gy1().defined())  // V diag(gw) V^H as (V scaled by columns) V^H: one gemm instead of two
+      return matmul(mul(V, cast<T>(detail::as_row(c.gy0()))), V.mH());
     return matmul(V, matmul(mid, V.mH()));
   }
 };

@@ -135,9 +135,14 @@ std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_factor_ex(c
 template <Floating T>
 std::pair<Tensor<T>, Tensor<std::int32_t>> lu_factor(const Tensor<T>& A) {
   auto [LU, piv, info] = lu_factor_ex(A);
-  for (std::int64_t b = 0; b < info.numel(); ++b)
-    TENAX_CHECK(info.data()[b] != detail::kNonFiniteInfo, "lu_factor", "the input contains inf or NaN",
-                detail::batch_index(A.shape(), b), " (input shape ", A.shape(), ")");
+  for (std::int64_t b = 0; b < info.numel(); ++b) {
+    if (info.data()[b] == detail::kNonFiniteInfo) {
+      std::ostringstream o;
+      o << "[lu_factor] the input contains inf or NaN" << detail::batch_index(A.shape(), b) << " (input shape "
+        << A.shape() << ")";
+      throw LinAlgError(o.str());
+    }
+  }
   return {LU, piv};
 }
 

@@ -2,6 +2,7 @@
 // lu_solve: solves op(A) X = B with the factors (LU, pivots) of lu_factor(A), op in {N, T, C}.
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/permute_rows.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 
 namespace tenax {
@@ -32,7 +33,7 @@ struct LuSolve {
   // In LU, for op = N: dA = P (dL U + L dU) with dL = tril(dLU, -1), dU = triu(dLU), so
   //   dX = -U^-1 (L^-1 dL U + dU) X
   //   G = U^-H gX:  gLU = -tril(L^-H G X^H U^H, -1) - triu(G X^H).
-  // The LU derivative for op = T or C is not implemented (an Error says so).
+  // For op = T or C the public lu_solve switches to `composite` when LU may be differentiated.
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
@@ -66,9 +67,21 @@ struct LuSolve {
   }
 
   // op(A)^-H G: (op(A)^H)^-1 G, i.e. N <-> C; for T, (A^T)^-H = conj(A)^-1 has no LAPACK flag:
-  // conj(A^-1 conj(G)).
+  // conj(A^-1 conj(G)). When the result must be differentiable again (higher_order), it is built
+  // from differentiable public ops instead (see composite), since this op's own derivative with
+  // respect to LU exists for op = N only.
   template <class T>
   Tensor<T> solve_adjoint(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& G) const {
+    if (detail::higher_order(LU, G)) {
+      switch (trans) {
+        case cpu::Trans::N:
+          return composite(LU, piv, G, cpu::Trans::C);
+        case cpu::Trans::C:
+          return composite(LU, piv, G, cpu::Trans::N);
+        default:
+          return conj(composite(LU, piv, conj(G), cpu::Trans::N));
+      }
+    }
     switch (trans) {
       case cpu::Trans::N:
         return detail::apply(LuSolve{cpu::Trans::C}, LU, piv, G);
@@ -79,6 +92,23 @@ struct LuSolve {
     }
   }
 
+  // op(A)^-1 G for A = P L U from differentiable public ops (permute_rows and triangular solves
+  // reading the triangles of LU), so that its derivatives in LU and G exist to any order:
+  //   N: U^-1 L^-1 P^T G;   T / C: P L^-op U^-op G.
+  template <class T>
+  static Tensor<T> composite(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& G, cpu::Trans op) {
+    // G's batch dimensions broadcast to LU's (lu_solve checks this), and pivots are batched like LU.
+    const std::int64_t n = LU.shape()[0];
+    const Tensor<T> Gb = broadcast_to(G, detail::with_batch(n, G.shape()[1], detail::mat_batch_shape(LU.shape())));
+    const auto perm = detail::pivots_to_permutation(piv, n);
+    if (op == cpu::Trans::N) {
+      const auto Y = linalg::solve_triangular(LU, detail::permute_rows(Gb, perm), false, true, true);
+      return linalg::solve_triangular(LU, Y, true);
+    }
+    const auto Y = linalg::solve_triangular(LU, Gb, true, true, false, op);
+    const auto Z = linalg::solve_triangular(LU, Y, false, true, true, op);
+    return detail::permute_rows(Z, detail::inverse_permutation(perm));
+  }
  private:
   void check_lu_derivative() const {
     TENAX_CHECK(trans == cpu::Trans::N, name,
@@ -103,13 +133,25 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
   constexpr const char* op = "lu_solve";
   detail::check_square(op, LU);
   detail::check_matrix(op, B);
-  TENAX_CHECK(B.shape()[0] == LU.shape()[0], op, "LU of shape ", LU.shape(), " does not match B of shape ", B.shape());
+  TENAX_CHECK(B.shape()[0] == LU.shape()[0], op, "LU of shape ", LU.shape(), " does not match B of shape ", B.shape(),
+              " (", dtype_traits<T>::name, ")");
   TENAX_CHECK(pivots.dim() >= 1 && pivots.shape()[0] == LU.shape()[0] &&
                   detail::mat_batch_shape(LU.shape()) == Shape(pivots.shape().begin() + 1, pivots.shape().end()),
-              op, "pivots of shape ", pivots.shape(), " do not match LU of shape ", LU.shape());
+              op, "pivots of shape ", pivots.shape(), " do not match LU of shape ", LU.shape(), " (",
+              dtype_traits<T>::name, ")");
   const Shape bb = detail::mat_batch_shape(B.shape()), lb = detail::mat_batch_shape(LU.shape());
-  TENAX_CHECK(broadcast_shapes(lb, bb, op) == lb, op, "B's batch shape ", bb, " does not broadcast to LU's ", lb);
+  bool batch_ok = true;  // B's batch dimensions broadcast to LU's (checked here to name both shapes)
+  for (int d = 0; d < std::max(lb.size(), bb.size()); ++d) {
+    const std::int64_t x = d < lb.size() ? lb[d] : 1, y = d < bb.size() ? bb[d] : 1;
+    batch_ok = batch_ok && (y == x || y == 1);
+  }
+  TENAX_CHECK(batch_ok, op, "B's batch shape ", bb, " does not broadcast to LU's batch shape ", lb, " (LU ", LU.shape(),
+              ", B ", B.shape(), ", ", dtype_traits<T>::name, ")");
   TENAX_CHECK(pivots.device() == LU.device() && B.device() == LU.device(), op, "inputs on different devices");
+  // This op differentiates with respect to LU for op = N. For op = T or C, when LU may be
+  // differentiated, the solve is built from differentiable public ops on LU's triangles instead.
+  const bool lu_derivative = (is_grad_enabled() && LU.tracks_grad()) || static_cast<bool>(LU.impl()->tangent);
+  if (trans != Trans::N && lu_derivative) return ops::LuSolve::composite(LU, pivots, B, trans);
   return detail::apply(ops::LuSolve{trans}, LU, pivots, B);
 }
 

@@ -35,8 +35,12 @@ struct Qr {
     const std::int64_t ld = std::max<std::int64_t>(1, m);
     detail::for_each_matrix(work, [&](T* a, std::int64_t b) {
       T* t = tau.mutable_data() + b * std::max<std::int64_t>(k, 1);
-      TENAX_CHECK(detail::all_finite(a, m * n), "qr", "the input contains inf or NaN",
-                  detail::batch_index(A.shape(), b), " (input shape ", A.shape(), ")");
+      if (!detail::all_finite(a, m * n)) {  // a LinAlgError, like the other decompositions
+        std::ostringstream o;
+        o << "[qr] the input contains inf or NaN" << detail::batch_index(A.shape(), b) << " (input shape " << A.shape()
+          << ")";
+        throw linalg::LinAlgError(o.str());
+      }
       cpu::geqrf<T>(m, n, a, ld, t);
       T* r = R.mutable_data() + b * rr * n;
       for (std::int64_t j = 0; j < n; ++j)

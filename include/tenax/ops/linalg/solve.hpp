@@ -91,14 +91,19 @@ auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
   if (!left) {
     // X A = B  <=>  A^H X^H = B^H.
     TENAX_CHECK(!vec && B.shape()[1] == A.shape()[0], op, "A of shape ", A.shape(), " does not match B of shape ",
-                B_in.shape(), " (right side: X A = B needs B k x n)");
+                B_in.shape(), " (right side: X A = B needs B k x n; ", dtype_traits<T>::name, ")");
     B = B.mH();
   }
   TENAX_CHECK(B.shape()[0] == A.shape()[0], op, "A of shape ", A.shape(), " does not match B of shape ", B_in.shape(),
               " (", dtype_traits<T>::name, ")");
   const Shape ab = tenax::detail::mat_batch_shape(A.shape()), bb = tenax::detail::mat_batch_shape(B.shape());
-  TENAX_CHECK(broadcast_shapes(ab, bb, op) == ab, op, "B's batch shape ", bb, " does not broadcast to A's batch shape ",
-              ab, " (A ", A.shape(), ", B ", B_in.shape(), ")");
+  bool batch_ok = true;  // B's batch dimensions broadcast to A's (checked here to name both shapes)
+  for (int d = 0; d < std::max(ab.size(), bb.size()); ++d) {
+    const std::int64_t x = d < ab.size() ? ab[d] : 1, y = d < bb.size() ? bb[d] : 1;
+    batch_ok = batch_ok && (y == x || y == 1);
+  }
+  TENAX_CHECK(batch_ok, op, "B's batch shape ", bb, " does not broadcast to A's batch shape ", ab, " (A ", A.shape(),
+              ", B ", B_in.shape(), ", ", dtype_traits<T>::name, ")");
   auto [X, LU, piv, info] = tenax::detail::apply(ops::Solve{}, left ? A : A.mH(), B);
   (void)LU;
   (void)piv;

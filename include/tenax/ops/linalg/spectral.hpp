@@ -15,6 +15,8 @@ namespace tenax::linalg {
 //   Mask:       F_ij = 0 when |l_j - l_i| <= tol. Exact whenever the loss is invariant under
 //               rotations inside each degenerate subspace (then those terms multiply zeros).
 //   Lorentzian: F_ij = d/(d^2 + epsilon) with d = l_j - l_i (Liao et al. 2019).
+// For the SVD the policy acts on the singular part 1/(s_k - s_j) of 1/(s_k^2 - s_j^2) (split in
+// partial fractions, MATH.md section 6); the regular part 1/(s_k + s_j) is kept.
 // Default: Mask with tol = rtol * max|l|, rtol = 10 n eps: syevd/gesdd compute eigenvalues to an
 // absolute accuracy of about p(n) eps ||A||, so closer pairs are numerically degenerate and their
 // individual vectors are not determined by A; 1/gap terms there only amplify rounding.
@@ -47,19 +49,33 @@ inline double default_rtol(double eps, std::int64_t n) {
   return 10.0 * static_cast<double>(std::max<std::int64_t>(n, 1)) * eps;
 }
 
-// F_ij = 1/(x_j - x_i) with 0 on the diagonal, under the policy; `masked` (optional output) marks
-// the off-diagonal pairs the Mask policy zeroed. x is n x batch (real).
+// x_j + x_i for x of shape n x batch (the sums of singular values in the SVD rules).
 template <class R>
-Tensor<R> inverse_gaps(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
+Tensor<R> pairwise_sums(const Tensor<R>& x) {
   const std::int64_t n = x.shape()[0];
-  const Tensor<R> D = pairwise_gaps(x);
+  const Shape batch = Shape(x.shape().begin() + 1, x.shape().end());
+  const Shape full = with_batch(n, n, batch);
+  return add(expand(reshape(x, with_batch(1, n, batch)), full), expand(reshape(x, with_batch(n, 1, batch)), full));
+}
+
+// 1/D_ij off the diagonal (0 on it) under the policy, for a pairwise matrix D (n x n x batch) of the
+// values x (n x batch, real; the Mask tolerance is rtol * max|x| per matrix); `masked` (optional
+// output) marks the off-diagonal pairs the Mask policy zeroed.
+template <class R>
+Tensor<R> inverse_pairs(const Tensor<R>& D, const Tensor<R>& x, const linalg::Degeneracy& pol,
+                        Tensor<bool>* masked = nullptr) {
+  const std::int64_t n = x.shape()[0];
+  if (D.numel() == 0) {  // no pairs (n = 0 or an empty batch); max over an empty axis would throw
+    if (masked) *masked = Tensor<bool>::zeros(D.shape());
+    return Tensor<R>::zeros(D.shape());
+  }
   const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n)), D.shape());
   const Tensor<R> zero = Tensor<R>::zeros({}), one = Tensor<R>::ones({});
   switch (pol.mode) {
     case linalg::Degeneracy::Mode::Exact:
       return where(diag, zero, div(one, where(diag, one, D)));
     case linalg::Degeneracy::Mode::Lorentzian:
-      return div(D, add(mul(D, D), static_cast<R>(pol.epsilon)));
+      return where(diag, zero, div(D, add(mul(D, D), static_cast<R>(pol.epsilon))));
     default: {
       const double rtol = pol.rtol >= 0 ? pol.rtol : default_rtol(std::numeric_limits<R>::epsilon(), n);
       // tol per matrix: rtol * max |x| (broadcast over the n x n block)
@@ -71,6 +87,20 @@ Tensor<R> inverse_gaps(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor
       return where(drop, zero, div(one, where(drop, one, D)));
     }
   }
+}
+
+// F_ij = 1/(x_j - x_i) with 0 on the diagonal, under the policy; `masked` (optional output) marks
+// the off-diagonal pairs the Mask policy zeroed. x is n x batch (real).
+template <class R>
+Tensor<R> inverse_gaps(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
+  return inverse_pairs(pairwise_gaps(x), x, pol, masked);
+}
+
+// 1/(x_j + x_i) with 0 on the diagonal, under the policy (for x >= 0 it is singular only where both
+// values vanish).
+template <class R>
+Tensor<R> inverse_sums(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
+  return inverse_pairs(pairwise_sums(x), x, pol, masked);
 }
 
 // The gauge diagnostic: `lost` holds the cotangent components a rule drops (zero for gauge-

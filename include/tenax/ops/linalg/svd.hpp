@@ -83,13 +83,19 @@ struct Svd {
     const Tensor<R>& s = c.y1();
     const auto P = matmul(U.mH(), matmul(dA, V));
     const auto ds = real(diagonal(P));
-    if (!uv_output) return std::tuple{Tensor<T>(), ds, Tensor<T>(), Tensor<std::int32_t>(), Tensor<T>()};
-    const auto F = cast<T>(detail::inverse_gaps(mul(s, s), policy));
-    const auto Sm = diag_embed(cast<T>(s));
+    // svdvals: U and V's tangents are needed only when its rule (which uses U and V) is itself
+    // differentiated, i.e. when the input records gradients (forward over reverse).
+    if (!uv_output && !(c.y0().defined() && is_grad_enabled() && c.x0().tracks_grad()))
+      return std::tuple{Tensor<T>(), ds, Tensor<T>(), Tensor<std::int32_t>(), Tensor<T>()};
+    // F o (P S + S P^H) = (Fm o (P + P^H) + Fp o (P - P^H)) / 2 and
+    // F o (S P + P^H S) = (Fm o (P + P^H) - Fp o (P - P^H)) / 2 (see the VJP).
+    const auto Fm = cast<T>(detail::inverse_gaps(s, policy));
+    const auto Fp = cast<T>(detail::inverse_sums(s, policy));
+    const auto sym = mul(Fm, add(P, P.mH())), asym = mul(Fp, sub(P, P.mH()));
     const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}), s)));
     auto D = matmul(mul(detail::i_imdiag(P), T(0.5)), sinv);
-    auto dU = matmul(U, add(mul(F, add(matmul(P, Sm), matmul(Sm, P.mH()))), D));
-    auto dV = matmul(V, sub(mul(F, add(matmul(Sm, P), matmul(P.mH(), Sm))), D));
+    auto dU = matmul(U, add(mul(add(sym, asym), T(0.5)), D));
+    auto dV = matmul(V, sub(mul(sub(sym, asym), T(0.5)), D));
     if (m > k) dU = add(dU, matmul(sub(dA, matmul(U, matmul(U.mH(), dA))), matmul(V, sinv)));
     if (n > k) dV = add(dV, matmul(sub(dA.mH(), matmul(V, matmul(V.mH(), dA.mH()))), matmul(U, sinv)));
     if constexpr (is_complex_v<T>) {
@@ -114,8 +120,9 @@ struct Svd {
     TENAX_CHECK(c.y0().defined(), name, "internal error: U and V were not computed for a gradient");
     const auto U = thin(c.y0(), k), V = thin(c.y2().mH(), k);
     const Tensor<R>& s = c.y1();
-    Tensor<T> gU = uv_output && c.gy0().defined() ? thin(c.gy0(), k) : Tensor<T>();
-    Tensor<T> gV = uv_output && c.gy2().defined() ? thin(c.gy2().mH(), k) : Tensor<T>();
+    // U/V cotangents reach svdvals only when its rule is differentiated (reverse over reverse).
+    Tensor<T> gU = c.gy0().defined() ? thin(c.gy0(), k) : Tensor<T>();
+    Tensor<T> gV = c.gy2().defined() ? thin(c.gy2().mH(), k) : Tensor<T>();
     if constexpr (is_complex_v<T>) {
       if (canonical && (gU.defined() || gV.defined())) {
         const auto& E = c.template y<4>();
@@ -133,36 +140,49 @@ struct Svd {
     Tensor<T> mid;
     if (c.gy1().defined()) mid = diag_embed(cast<T>(c.gy1()));
     if (gU.defined() || gV.defined()) {
-      const auto Sm = diag_embed(cast<T>(s));
       const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}), s)));
-      Tensor<bool> masked;
-      const auto F = cast<T>(detail::inverse_gaps(mul(s, s), policy, &masked));
-      Tensor<T> inner, J, K, skewJ, skewK;
+      // F o (a S + S b) with a = skew(J), b = skew(K), in partial fractions:
+      //   (a_jk s_k + s_j b_jk) / (s_k^2 - s_j^2) = [(a + b)_jk / (s_k - s_j) + (a - b)_jk / (s_k + s_j)] / 2.
+      // Only the first part is singular for repeated singular values (and vanishes for losses
+      // invariant inside the degenerate subspace), so the policy masks it alone; the second part is
+      // singular only where both values are zero.
+      Tensor<bool> masked, masked_sum;
+      const auto Fm = cast<T>(detail::inverse_gaps(s, policy, &masked));
+      const auto Fp = cast<T>(detail::inverse_sums(s, policy, &masked_sum));
+      Tensor<T> J, K, skewJ, skewK;
       if (gU.defined()) {
         J = matmul(U.mH(), gU);
         skewJ = sub(J, J.mH());
-        inner = matmul(skewJ, Sm);
       }
       if (gV.defined()) {
         K = matmul(V.mH(), gV);
         skewK = sub(K, K.mH());
-        inner = inner.defined() ? add(inner, matmul(Sm, skewK)) : matmul(Sm, skewK);
       }
-      if (policy.mode == linalg::Degeneracy::Mode::Mask && masked.defined()) {
-        // The singular part is skew(J + K); it must vanish on masked pairs.
-        Tensor<T> sk = skewJ.defined() ? (skewK.defined() ? add(skewJ, skewK) : skewJ) : skewK;
-        detail::gauge_check(name, policy, where(masked, sk, Tensor<T>::zeros({})), sk,
+      const Tensor<T> plus = skewJ.defined() ? (skewK.defined() ? add(skewJ, skewK) : skewJ) : skewK;
+      const Tensor<T> minus = skewJ.defined() ? (skewK.defined() ? sub(skewJ, skewK) : skewJ) : neg(skewK);
+      if (policy.mode == linalg::Degeneracy::Mode::Mask) {
+        // The singular part is skew(J + K); it must vanish on masked pairs (and skew(J - K) on
+        // pairs of zero singular values).
+        detail::gauge_check(name, policy, where(masked, plus, Tensor<T>::zeros({})), plus,
                             "singular-vector basis inside a degenerate singular subspace");
+        detail::gauge_check(name, policy, where(masked_sum, minus, Tensor<T>::zeros({})), minus,
+                            "singular-vector basis inside the null space (repeated zero singular values)");
       }
       if constexpr (is_complex_v<T>) {
         Tensor<T> jk = J.defined() ? (K.defined() ? add(J, K) : J) : K;
         detail::gauge_check(name, policy, imag(diagonal(jk)), real(jk), "singular-vector phases");
       }
-      Tensor<T> t = mul(F, inner);
+      Tensor<T> t = mul(add(mul(Fm, plus), mul(Fp, minus)), T(0.5));
       if (J.defined()) t = add(t, matmul(detail::i_imdiag(J), sinv));
       mid = mid.defined() ? add(mid, t) : t;
     }
-    Tensor<T> gA = mid.defined() ? matmul(U, matmul(mid, V.mH())) : Tensor<T>::zeros(c.x0().shape());
+    Tensor<T> gA;
+    if (!mid.defined())
+      gA = Tensor<T>::zeros(c.x0().shape());
+    else if (!gU.defined() && !gV.defined())  // U diag(gs) V^H as (U scaled by columns) V^H: one gemm
+      gA = matmul(mul(U, cast<T>(detail::as_row(c.gy1()))), V.mH());
+    else
+      gA = matmul(U, matmul(mid, V.mH()));
     if (gU.defined() && m > k) {
       const auto proj = sub(gU, matmul(U, matmul(U.mH(), gU)));
       gA = add(gA, matmul(div_cols(proj, s), V.mH()));

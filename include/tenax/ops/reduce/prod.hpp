@@ -22,8 +22,11 @@ struct Prod {
     return Tensor<T>(detail::make_view_impl(*r.impl(), s, col_major_strides(s), 0));
   }
   // With P_i = prod_{j != i} x_j over each reduced group: dy = sum(P dx); gx = conj(P) gy.
-  // P is exact with zeros: where x_i = 0, P_i is the product of the group's other entries when
-  // x_i is its only zero and 0 otherwise; elsewhere P_i = y / x_i (y is 0 if the group has a
+  // P is exact with zeros: where x_i = 0, P_i = (product of the group's nonzero entries) times
+  // (product of its other zeros): the first factor alone when x_i is the only zero; times the
+  // other zero x_l (= sum of the group's zero entries - x_i) when there are two, which is 0 but
+  // carries the derivative d P_i = (prod of nonzeros) dx_l, so Hessians are exact too; 0 with
+  // three or more (value and derivative). Elsewhere P_i = y / x_i (y is 0 if the group has a
   // zero). Every division is by a nonzero value, so no inf/NaN enters the (higher) derivatives.
   template <class C>
   auto jvp(const C& c) const {
@@ -46,7 +49,9 @@ struct Prod {
     auto nonzero_prod = expand(detail::apply(Prod{mask, true}, where(is0, one, x)), s);
     auto zeros = expand(detail::apply(Sum{mask, true}, cast<T>(is0)), s);
     auto yk = expand(reshape(y, kshape(x)), s);
-    auto at_zero = where(eq(zeros, one), nonzero_prod, zero);
+    auto other_zero = sub(expand(detail::apply(Sum{mask, true}, where(is0, x, zero)), s), x);
+    auto at_zero = where(eq(zeros, one), nonzero_prod,
+                         where(eq(zeros, Tensor<T>::full({}, T(2))), mul(nonzero_prod, other_zero), zero));
     return where(is0, at_zero, div(yk, where(is0, one, x)));
   }
 };

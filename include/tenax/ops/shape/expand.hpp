@@ -46,6 +46,9 @@ Tensor<T> expand(const Tensor<T>& x, const Shape& shape) {
 
 template <Scalar T>
 Tensor<T> broadcast_to(const Tensor<T>& x, const Shape& shape) {
+  // Checked here too, so that errors name the op the caller used.
+  TENAX_CHECK(x.dim() <= shape.size() && broadcast_shapes(x.shape(), shape, "broadcast_to") == shape, "broadcast_to",
+              "cannot broadcast shape ", x.shape(), " to ", shape);
   return expand(x, shape);
 }
 

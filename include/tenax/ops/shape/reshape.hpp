@@ -2,6 +2,7 @@
 // reshape (column-major element order): a view when the strides allow it, a copy otherwise;
 // squeeze, unsqueeze and flatten are reshapes.
 #include "tenax/ad/apply.hpp"
+#include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
 
 namespace tenax {
@@ -111,6 +112,8 @@ Tensor<T> squeeze(const Tensor<T>& x, int dim) {
 
 template <Scalar T>
 Tensor<T> unsqueeze(const Tensor<T>& x, int dim) {
+  TENAX_CHECK(x.dim() < kMaxRank, "unsqueeze", "rank ", x.dim() + 1, " exceeds the maximum of ", kMaxRank,
+              " (input shape ", x.shape(), ")");
   int d = wrap_axis(dim, x.dim() + 1, "unsqueeze");
   Shape s = x.shape();
   s.insert(d, 1);

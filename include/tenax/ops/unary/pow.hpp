@@ -37,13 +37,15 @@ struct Pow {
   }
   // y = x^e: dy = e x^(e-1) dx + y log(x) de;
   //          gx = sum_to(conj(e x^(e-1)) gy), ge = sum_to(conj(y log x) gy).
+  // The two products 0 * inf are read as 0, as in PyTorch: dy/dx at x = 0, e = 0 (y = x^0 = 1) and
+  // dy/de at x = 0 (y = 0^e = 0 for e > 0). The masked branches read x as 1 there, so no inf enters
+  // the higher derivatives; elsewhere the formulas (and their derivatives) are unchanged.
   template <class C>
   auto jvp(const C& c) const {
-    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
-    Tensor<T> r;
-    if (c.dx0().defined()) r = mul(c.dx0(), mul(c.x1(), pow(c.x0(), add(c.x1(), T(-1)))));
+    Tensor<typename std::remove_cvref_t<decltype(c.x0())>::value_type> r;
+    if (c.dx0().defined()) r = mul(c.dx0(), dbase(c.x0(), c.x1()));
     if (c.dx1().defined()) {
-      auto t = mul(c.dx1(), mul(c.y0(), log(c.x0())));
+      auto t = mul(c.dx1(), dexponent(c.x0(), c.y0()));
       r = r.defined() ? add(r, t) : t;
     }
     return broadcast_to(r, c.y0().shape());
@@ -52,9 +54,23 @@ struct Pow {
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     Tensor<T> gx, ge;
-    if (c.needs(0)) gx = sum_to(mul(c.gy0(), conj(mul(c.x1(), pow(c.x0(), add(c.x1(), T(-1)))))), c.x0().shape());
-    if (c.needs(1)) ge = sum_to(mul(c.gy0(), conj(mul(c.y0(), log(c.x0())))), c.x1().shape());
+    if (c.needs(0)) gx = sum_to(mul(c.gy0(), conj(dbase(c.x0(), c.x1()))), c.x0().shape());
+    if (c.needs(1)) ge = sum_to(mul(c.gy0(), conj(dexponent(c.x0(), c.y0()))), c.x1().shape());
     return std::tuple{gx, ge};
+  }
+
+ private:
+  template <class T>
+  static Tensor<T> dbase(const Tensor<T>& x, const Tensor<T>& e) {
+    auto zero = Tensor<T>::zeros({});
+    auto both0 = where(eq(x, zero), eq(e, zero), Tensor<bool>::zeros({}));
+    return where(both0, zero, mul(e, pow(where(both0, Tensor<T>::ones({}), x), add(e, T(-1)))));
+  }
+  template <class T>
+  static Tensor<T> dexponent(const Tensor<T>& x, const Tensor<T>& y) {
+    auto zero = Tensor<T>::zeros({});
+    auto is0 = eq(x, zero);
+    return where(is0, zero, mul(y, log(where(is0, Tensor<T>::ones({}), x))));
   }
 };
 

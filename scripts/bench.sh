@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# The benchmark job (the README's main job). Installs the dependencies (scripts/setup.sh, with
+# libtorch for the reference rows), builds the Google Benchmark drivers (Release) in build-bench/,
+# runs every suite pinned to one CPU with interleaved repetitions, and writes the JSON outputs and
+# a markdown summary (tenax, libtorch, ratio tenax/libtorch per row) to results/<date>/, printing
+# the summary at the end.
+#
+#   scripts/bench.sh                      quick profile: every suite, 3 runs x 5 repetitions
+#   scripts/bench.sh --full               full profile: 3 runs x 10 repetitions, longer minimum
+#                                         time per repetition, and the large sizes (large_ad: n = 1024)
+#   scripts/bench.sh --suite overhead     only the named suites (repeatable; default: all)
+#   scripts/bench.sh --runs N --repetitions N --min-time SECONDS --filter REGEX
+#
+# Runs: each run starts every suite's binary once (suites alternate within a run), and each binary
+# interleaves its rows' repetitions randomly (--benchmark_enable_random_interleaving); medians
+# and IQRs in the summary pool all repetitions of all runs.
+# Environment: TENAX_BENCH_BUILD_DIR (default <repo>/build-bench), TENAX_BENCH_CPU (the CPU list
+# for taskset, default 0), TENAX_RESULTS_DIR (default <repo>/results/<YYYY-MM-DD>), TENAX_JOBS
+# (build jobs, default nproc), TENAX_SKIP_SETUP=1 (do not check system packages). The binaries get
+# TENAX_BENCH_PROFILE=quick|full, from which a suite picks its sizes (large_ad: 64..512 quick,
+# 64..1024 full; TENAX_LARGE_AD_SIZES=64,128 overrides the list).
+# Exits non-zero when a step fails or a row fails its correctness check.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+# The suites: bench/CMakeLists.txt builds bench_<suite> for each. Add new suites here.
+all_suites=(overhead large_ad)
+
+say() { printf '== %s\n' "$*"; }
+die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
+usage() { sed -n '2,23s/^# \{0,1\}//p' "$0"; }
+
+orig_args=("$@")
+profile=quick
+runs=3
+reps=""
+min_time=""
+filter=""
+suites=()
+while (($#)); do
+  case "$1" in
+    --quick) profile=quick ;;
+    --full) profile=full ;;
+    --suite) shift; suites+=("${1:?--suite needs a name}") ;;
+    --runs) shift; runs=${1:?--runs needs a number} ;;
+    --repetitions) shift; reps=${1:?--repetitions needs a number} ;;
+    --min-time) shift; min_time=${1:?--min-time needs seconds} ;;
+    --filter) shift; filter=${1:?--filter needs a regex} ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument '$1'" ;;
+  esac
+  shift
+done
+((${#suites[@]})) || suites=("${all_suites[@]}")
+for s in "${suites[@]}"; do
+  [[ " ${all_suites[*]} " == *" $s "* ]] || die "unknown suite '$s' (known: ${all_suites[*]})"
+done
+if [[ $profile == full ]]; then
+  reps=${reps:-10}
+  min_time=${min_time:-0.5}
+else
+  reps=${reps:-5}
+  min_time=${min_time:-0.1}
+fi
+
+# The rows of a suite in a profile (a --benchmark_filter regex). The sizes themselves follow
+# TENAX_BENCH_PROFILE (exported below), so that a profile's rows are the only ones registered.
+suite_filter() {
+  local suite=$1
+  if [[ -n $filter ]]; then
+    printf '%s' "$filter"
+    return
+  fi
+  case "$suite:$profile" in
+    *) printf '.' ;;
+  esac
+}
+
+build_dir=${TENAX_BENCH_BUILD_DIR:-$root/build-bench}
+jobs=${TENAX_JOBS:-$(nproc 2>/dev/null || echo 2)}
+cpu=${TENAX_BENCH_CPU:-0}
+date=$(date +%Y-%m-%d)
+out=${TENAX_RESULTS_DIR:-$root/results/$date}
+command_line="scripts/bench.sh"
+((${#orig_args[@]})) && command_line+=$(printf ' %q' "${orig_args[@]}")
+
+say "setup (scripts/setup.sh --with-libtorch --with-python)"
+"$root/scripts/setup.sh" --with-libtorch --with-python
+command -v python3 >/dev/null 2>&1 || die "python3 is needed for the report (bench/report.py)"
+
+say "configure ($build_dir, Release)"
+generator=()
+if [[ ! -f $build_dir/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1; then
+  generator=(-G Ninja)
+fi
+mkdir -p "$build_dir"
+cfg_log=$build_dir/configure.log
+cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTENAX_BUILD_BENCH=ON \
+  -DTENAX_BUILD_TESTS=OFF -DTENAX_BUILD_EXAMPLES=OFF >"$cfg_log" 2>&1 ||
+  { tail -n 40 "$cfg_log" >&2; die "configure failed (log: $cfg_log)"; }
+grep -E "tenax bench:|tenax: " "$cfg_log" | sed 's/^-- /   /' || true
+
+targets=()
+for s in "${suites[@]}"; do targets+=("bench_$s"); done
+say "build (${targets[*]}, -j$jobs)"
+cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}"
+
+pin=()
+if command -v taskset >/dev/null 2>&1; then
+  pin=(taskset -c "$cpu")
+else
+  say "warning: taskset not found, running unpinned"
+  cpu=""
+fi
+# One-thread rows: no BLAS or OpenMP thread pools behind tenax's back.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# The profile, for the suites whose sizes depend on it (large_ad).
+export TENAX_BENCH_PROFILE=$profile
+
+mkdir -p "$out"
+for s in "${suites[@]}"; do rm -f "$out/$s".run*.json "$out/$s".run*.log; done
+say "run: profile $profile, ${#suites[@]} suite(s) x $runs runs x $reps repetitions, min time ${min_time}s," \
+  "pinned to CPU ${cpu:-none}; results in $out"
+start=$SECONDS
+for ((r = 1; r <= runs; r++)); do
+  for s in "${suites[@]}"; do
+    say "run $r/$runs: $s ($((SECONDS - start)) s elapsed)"
+    set +e
+    "${pin[@]}" "$build_dir/bench/bench_$s" \
+      --benchmark_filter="$(suite_filter "$s")" \
+      --benchmark_repetitions="$reps" \
+      --benchmark_min_time="$min_time" \
+      --benchmark_enable_random_interleaving=true \
+      --benchmark_out="$out/$s.run$r.json" --benchmark_out_format=json \
+      2>&1 | tee "$out/$s.run$r.log" | grep --line-buffered -E '_median|_iqr|ERROR|error'
+    rc=${PIPESTATUS[0]}
+    set -e
+    ((rc == 0)) || die "bench_$s failed with status $rc (log: $out/$s.run$r.log)"
+  done
+done
+say "all runs done in $((SECONDS - start)) s"
+
+say "report ($out/summary.md)"
+notes=("profile $profile: $runs runs x $reps repetitions per row, min time ${min_time}s per repetition")
+jsons=()
+for s in "${suites[@]}"; do jsons+=("$out/$s".run*.json); done
+status=0
+python3 "$root/bench/report.py" --out "$out" --command "$command_line" --cpu "${cpu:-}" \
+  --note "${notes[0]}" "${jsons[@]}" || status=$?
+((status == 0)) || die "report flagged failures (exit $status): see $out/summary.md"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs the system packages tenax's build, tests and benchmarks need (Debian/Ubuntu, apt).
+# Idempotent: packages already installed are left alone, and the package lists are refreshed only
+# when something has to be installed.
+#
+#   scripts/setup.sh                    compiler, CMake, Ninja, OpenBLAS/LAPACKE, Eigen, GoogleTest,
+#                                       Google Benchmark
+#   scripts/setup.sh --with-libtorch    also libtorch-dev (the libtorch reference benchmarks)
+#   scripts/setup.sh --with-python      also python3 (report tooling)
+#
+# Runs as root directly, otherwise through sudo. TENAX_SKIP_SETUP=1 skips it entirely (for machines
+# whose dependencies are provided some other way).
+set -euo pipefail
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+usage() { sed -n '2,13s/^# \{0,1\}//p' "$0"; }
+
+with_libtorch=0
+with_python=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-libtorch) with_libtorch=1 ;;
+    --with-python) with_python=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument '$arg'" ;;
+  esac
+done
+
+if [[ "${TENAX_SKIP_SETUP:-0}" == 1 ]]; then
+  say "TENAX_SKIP_SETUP=1: not checking system packages"
+  exit 0
+fi
+
+packages=(
+  cmake g++ make ninja-build
+  libopenblas-dev liblapacke-dev   # default CPU provider (CBLAS + LAPACKE)
+  libeigen3-dev                    # the Eigen provider
+  libgtest-dev                     # tests
+  libbenchmark-dev                 # benchmarks
+)
+((with_libtorch)) && packages+=(libtorch-dev)
+((with_python)) && packages+=(python3)
+
+command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
+  die "this script needs an apt-based system (Debian/Ubuntu). Install these packages (or equivalents) yourself and rerun with TENAX_SKIP_SETUP=1: ${packages[*]}"
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == installed ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  say "all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  die "missing packages (${missing[*]}) and not running as root, and sudo is not available"
+fi
+
+log=$(mktemp "${TMPDIR:-/tmp}/tenax-setup.XXXXXX.log")
+apt=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o DPkg::Lock::Timeout=600)
+
+say "installing: ${missing[*]}"
+if ! "${apt[@]}" update >"$log" 2>&1; then
+  tail -n 30 "$log" >&2
+  die "apt-get update failed (full log: $log)"
+fi
+if ! "${apt[@]}" install --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
+  tail -n 30 "$log" >&2
+  die "apt-get install failed for: ${missing[*]} (full log: $log)"
+fi
+
+# Verify: a package name that apt resolved to something else would otherwise pass silently.
+still=()
+for p in "${missing[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == installed ]] || still+=("$p")
+done
+((${#still[@]} == 0)) || die "still not installed after apt-get: ${still[*]} (log: $log)"
+rm -f "$log"
+say "installed ${#missing[@]} package(s)"

@@ -1,0 +1,17 @@
+// The Eigen provider: gesdd (BDCSVD) for real types.
+#include "eigen/gesdd.hpp"
+
+namespace tenax::cpu {
+
+template <>
+int gesdd<float>(char jobz, std::int64_t m, std::int64_t n, float* A, std::int64_t lda, real_t<float>* s, float* U,
+                 std::int64_t ldu, float* VT, std::int64_t ldvt) {
+  return eigen_gesdd<float>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
+}
+template <>
+int gesdd<double>(char jobz, std::int64_t m, std::int64_t n, double* A, std::int64_t lda, real_t<double>* s, double* U,
+                  std::int64_t ldu, double* VT, std::int64_t ldvt) {
+  return eigen_gesdd<double>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
+}
+
+}  // namespace tenax::cpu

@@ -1,0 +1,607 @@
+// The eager AD engine: tape recording, backward, leaf gradients, and the function transforms
+// grad / value_and_grad / vjp / jvp / hvp, including higher order and deep graphs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <tenax/tenax.hpp>
+
+namespace tx = tenax;
+
+namespace {
+
+using TD = tx::Tensor<double>;
+using TZ = tx::Tensor<tx::c128>;
+
+template <class F>
+void expect_error(F&& f, const std::string& prefix) {
+  try {
+    f();
+    ADD_FAILURE() << "expected tenax::Error beginning with " << prefix;
+  } catch (const tx::Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << "message: " << e.what();
+  }
+}
+
+// Elementwise |a - b| <= tol * max(1, |b|) over tensors of the same shape.
+template <class T>
+void expect_close(const tx::Tensor<T>& a, const tx::Tensor<T>& b, double tol = 1e-12) {
+  ASSERT_TRUE(a.defined());
+  ASSERT_TRUE(b.defined());
+  ASSERT_EQ(a.shape(), b.shape());
+  const auto va = a.to_vector(), vb = b.to_vector();
+  for (std::size_t i = 0; i < va.size(); ++i)
+    EXPECT_LE(std::abs(va[i] - vb[i]), tol * std::max(1.0, static_cast<double>(std::abs(vb[i]))))
+        << "element " << i << ": " << va[i] << " vs " << vb[i];
+}
+
+// The same elementwise function of one tensor, evaluated on the host.
+template <class F>
+TD host_map(const TD& x, F f) {
+  std::vector<double> v = x.to_vector();
+  for (auto& e : v) e = f(e);
+  return TD::from_col_major(x.shape(), v);
+}
+
+double dot(const TD& a, const TD& b) { return tx::sum(a * b).item(); }
+
+// A test-only op with two outputs, (2x, x^2), for the engine's multi-output path (no library op
+// has several outputs yet).
+struct TwoOut {
+  static constexpr const char* name = "two_out";
+  template <class T>
+  std::tuple<tx::Tensor<T>, tx::Tensor<T>> forward(const tx::Tensor<T>& x) const {
+    return {tx::mul(x, T(2)), tx::mul(x, x)};
+  }
+  // y0 = 2x, y1 = x^2: dy0 = 2 dx, dy1 = 2x dx; gx = 2 g0 + 2x g1 (undefined g: zero).
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    return std::tuple{tx::mul(c.dx0(), T(2)), tx::mul(tx::mul(c.x0(), c.dx0()), T(2))};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    tx::Tensor<T> r;
+    if (c.gy0().defined()) r = tx::mul(c.gy0(), T(2));
+    if (c.gy1().defined()) {
+      auto t = tx::mul(tx::mul(c.x0(), c.gy1()), T(2));
+      r = r.defined() ? tx::add(r, t) : t;
+    }
+    return r;
+  }
+};
+std::tuple<TD, TD> two_out(const TD& x) { return tx::detail::apply(TwoOut{}, x); }
+
+}  // namespace
+
+// ---- tape style -------------------------------------------------------------------------------
+
+TEST(Engine, BackwardOnScalar) {
+  auto x = TD::from_col_major({3}, {0.5, -1.0, 2.0}).requires_grad();
+  auto y = tx::sum(tx::exp(x) * x);
+  EXPECT_TRUE(y.tracks_grad());
+  EXPECT_EQ(y.shape(), tx::Shape{});
+  y.backward();
+  expect_close(x.grad(), host_map(x, [](double v) { return std::exp(v) * (1 + v); }));
+  // A 0-d input.
+  auto s = TD::scalar(3.0).requires_grad();
+  (s * s * s).backward();
+  EXPECT_DOUBLE_EQ(s.grad().item(), 27.0);
+}
+
+TEST(Engine, FanOutAccumulates) {
+  auto x = TD::from_col_major({2, 2}, {1, 2, 3, 4}).requires_grad();
+  // x used three times: y = sum(x * sin(x) + x).
+  auto y = tx::sum(x * tx::sin(x) + x);
+  y.backward();
+  expect_close(x.grad(), host_map(x, [](double v) { return std::sin(v) + v * std::cos(v) + 1; }));
+  // The same tensor used three times by one expression node chain.
+  auto z = TD::from_col_major({2}, {1.5, -2}).requires_grad();
+  tx::sum(z + z + z).backward();
+  expect_close(z.grad(), TD::full({2}, 3.0));
+  // Broadcast inputs receive the sum over the broadcast dimensions.
+  auto b = TD::from_col_major({3}, {1, 2, 3}).requires_grad();
+  auto m = TD::randn({3, 4}, 1);
+  tx::sum(tx::add(b, m) * 2.0).backward();
+  expect_close(b.grad(), TD::full({3}, 8.0));
+}
+
+TEST(Engine, AccumulatesAcrossBackwardCallsAndZeroGrad) {
+  auto x = TD::from_col_major({3}, {1, -2, 0.5}).requires_grad();
+  auto y = tx::sum(x * x);
+  y.backward();
+  expect_close(x.grad(), x.detach() * 2.0);
+  y.backward();  // the same graph again: gradients add up
+  expect_close(x.grad(), x.detach() * 4.0);
+  auto y2 = tx::sum(x * 3.0);
+  y2.backward();  // another graph into the same leaf
+  expect_close(x.grad(), x.detach() * 4.0 + 3.0);
+  x.zero_grad();
+  EXPECT_FALSE(x.grad().defined());
+  y.backward();
+  expect_close(x.grad(), x.detach() * 2.0);
+}
+
+TEST(Engine, NoGradGuardDisablesRecording) {
+  auto x = TD::ones({2}).requires_grad();
+  EXPECT_TRUE(tx::is_grad_enabled());
+  {
+    tx::no_grad g;
+    EXPECT_FALSE(tx::is_grad_enabled());
+    auto y = x * 2.0;
+    EXPECT_FALSE(y.tracks_grad());
+    EXPECT_TRUE(y.is_leaf());
+    expect_error([&] { tx::sum(y).backward(); }, "[backward] tensor does not require grad");
+    {
+      tx::GradModeGuard on(true);
+      EXPECT_TRUE((x * 2.0).tracks_grad());
+    }
+    EXPECT_FALSE(tx::is_grad_enabled());
+    EXPECT_FALSE((x * 2.0).tracks_grad());
+  }
+  EXPECT_TRUE(tx::is_grad_enabled());
+  EXPECT_TRUE((x * 2.0).tracks_grad());
+  // Values are computed either way.
+  tx::no_grad g;
+  expect_close(x * 2.0, TD::full({2}, 2.0));
+}
+
+TEST(Engine, DetachCutsTheGraph) {
+  auto x = TD::from_col_major({2}, {3, -1}).requires_grad();
+  auto d = x.detach();
+  EXPECT_FALSE(d.tracks_grad());
+  EXPECT_EQ(d.data(), x.data());  // same data, no copy
+  tx::sum(d * x).backward();      // d is a constant: d/dx = d
+  expect_close(x.grad(), d);
+  // Detaching an intermediate result stops gradients at that point.
+  auto x2 = TD::from_col_major({2}, {3, -1}).requires_grad();
+  auto h = tx::exp(x2);
+  tx::sum(h.detach() * x2 + h).backward();
+  expect_close(x2.grad(), tx::exp(x2.detach()) * 2.0);
+}
+
+TEST(Engine, LeafSemantics) {
+  auto t = TD::from_col_major({2}, {1, 2});
+  EXPECT_FALSE(t.tracks_grad());
+  EXPECT_TRUE(t.is_leaf());
+  auto x = t.requires_grad();
+  EXPECT_TRUE(x.tracks_grad());
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_EQ(x.data(), t.data());  // shares t's data
+  EXPECT_FALSE(t.tracks_grad());  // t itself is unchanged
+  EXPECT_FALSE(x.grad().defined());
+  auto y = x * 2.0;
+  EXPECT_TRUE(y.tracks_grad());
+  EXPECT_FALSE(y.is_leaf());
+  auto l = tx::sum(y * y);
+  l.backward();
+  EXPECT_TRUE(x.grad().defined());
+  EXPECT_FALSE(y.grad().defined());  // non-leaf: no .grad
+  EXPECT_FALSE(l.grad().defined());
+  expect_close(x.grad(), t * 8.0);
+  // requires_grad(false): a plain handle; requires_grad() again: a separate leaf.
+  auto p = x.requires_grad(false);
+  EXPECT_FALSE(p.tracks_grad());
+  auto x2 = x.requires_grad();
+  EXPECT_TRUE(x2.is_leaf());
+  EXPECT_FALSE(x2.grad().defined());
+  tx::sum(x2).backward();
+  expect_close(x2.grad(), TD::ones({2}));
+  expect_close(x.grad(), t * 8.0);  // untouched
+  // Undefined handles.
+  TD u;
+  EXPECT_TRUE(u.is_leaf());
+  EXPECT_FALSE(u.grad().defined());
+  EXPECT_FALSE(u.tracks_grad());
+}
+
+TEST(Engine, BackwardOnNonScalarWithCotangent) {
+  auto x = TD::randn({2, 3}, 3).requires_grad();
+  auto w = TD::randn({2, 3}, 4);
+  auto y = tx::sin(x) * x;
+  y.backward(w);
+  auto xd = x.detach();
+  expect_close(x.grad(), w * (tx::cos(xd) * xd + tx::sin(xd)));
+  expect_error([&] { y.backward(); }, "[backward] implicit cotangent needs a one-element tensor, got shape [2, 3]");
+  expect_error(
+      [&] {
+        y.backward(TD::ones({3, 2}));
+      },
+      "[backward] cotangent of shape [3, 2] for a tensor of shape [2, 3]");
+  // Matmul with a transposed cotangent layout.
+  auto a = TD::randn({3, 4}, 5).requires_grad();
+  auto b = TD::randn({4, 2}, 6);
+  auto g = TD::randn({2, 3}, 7).mT();
+  tx::matmul(a, b).backward(g);
+  expect_close(a.grad(), tx::matmul(g, b.mT()));
+}
+
+TEST(Engine, BackwardWithoutGradThrows) {
+  auto t = TD::ones({1});
+  expect_error([&] { t.backward(); }, "[backward] tensor does not require grad");
+  expect_error([&] { tx::sum(t * 2.0).backward(); }, "[backward] tensor does not require grad");
+  expect_error([&] { t.backward(TD::ones({1})); }, "[backward] tensor does not require grad");
+  expect_error([] { TD().backward(); }, "[backward]");
+}
+
+TEST(Engine, GraphKeptAliveOnlyByTheOutput) {
+  TD x = TD::from_col_major({3}, {0.1, 0.2, 0.3}).requires_grad();
+  TD y;
+  {
+    auto a = tx::exp(x);
+    auto b = a * x;
+    auto c = tx::sin(b) + a;
+    y = tx::sum(c * c);
+  }  // every intermediate handle is gone; the tape holds what the rules need
+  y.backward();
+  auto xd = x.detach();
+  // y = sum(c^2), c = sin(e^x x) + e^x: dy/dx = 2c (cos(e^x x) e^x (1 + x) + e^x).
+  auto e = tx::exp(xd);
+  auto c = tx::sin(e * xd) + e;
+  expect_close(x.grad(), c * 2.0 * (tx::cos(e * xd) * e * (xd + 1.0) + e));
+  // The leaf handle may go too: its accumulator lives on in the graph.
+  TD z;
+  {
+    auto leaf = TD::ones({2}).requires_grad();
+    z = tx::sum(leaf * leaf);
+  }
+  EXPECT_NO_THROW(z.backward());
+}
+
+TEST(Engine, DeepChainDoesNotOverflowTheStack) {
+  constexpr int kDepth = 100000;
+  auto x = TD::from_col_major({2}, {1.0, -0.5}).requires_grad();
+  const auto live = tx::allocator_stats().bytes_live;
+  {
+    TD y = x;
+    for (int i = 0; i < kDepth; ++i) y = y + x;  // y = (kDepth + 1) x
+    auto l = tx::sum(y * 1.0);
+    l.backward();
+    expect_close(x.grad(), TD::full({2}, kDepth + 1.0));
+    y = TD();
+  }  // l and the whole chain are destroyed here
+  x.zero_grad();
+  EXPECT_EQ(tx::allocator_stats().bytes_live, live);
+  {
+    // A chain that is destroyed without ever running backward.
+    TD y = x;
+    for (int i = 0; i < kDepth; ++i) y = tx::mul(y, 1.0);
+  }
+  EXPECT_EQ(tx::allocator_stats().bytes_live, live);
+  // Second order through a deep chain: f = sum(y^2), y = (n + 1) x, H v = 2 (n + 1)^2 v.
+  {
+    constexpr int kHalf = kDepth / 5;
+    auto v = TD::from_col_major({2}, {0.5, 2.0});
+    auto h = tx::hvp(
+        [](const TD& z) {
+          TD y = z;
+          for (int i = 0; i < kHalf; ++i) y = y + z;
+          return tx::sum(y * y);
+        },
+        x.detach(), v);
+    expect_close(h, v * (2.0 * (kHalf + 1.0) * (kHalf + 1.0)));
+  }
+  EXPECT_EQ(tx::allocator_stats().bytes_live, live);
+  // The same depth through the functional API.
+  auto g = tx::grad(
+      [](const TD& z) {
+        TD y = z;
+        for (int i = 0; i < kDepth; ++i) y = y + 1.0;
+        return tx::sum(y);
+      },
+      TD::ones({3}));
+  expect_close(g, TD::ones({3}));
+}
+
+TEST(Engine, MultiOutputOp) {
+  auto xv = TD::from_col_major({3}, {1.0, -2.0, 0.5});
+  auto w0 = TD::from_col_major({3}, {0.3, 1.0, -2.0});
+  auto w1 = TD::from_col_major({3}, {2.0, 0.1, 1.5});
+  {  // both outputs used
+    auto x = xv.requires_grad();
+    auto [y0, y1] = two_out(x);
+    expect_close(y0, xv * 2.0);
+    expect_close(y1, xv * xv);
+    EXPECT_TRUE(y0.tracks_grad());
+    EXPECT_TRUE(y1.tracks_grad());
+    EXPECT_TRUE(y0.impl()->grad_fn == y1.impl()->grad_fn);
+    tx::sum(y0 * w0 + y1 * w1).backward();
+    expect_close(x.grad(), w0 * 2.0 + xv * w1 * 2.0);
+  }
+  {  // only the second output reaches the loss: the first cotangent is a symbolic zero
+    auto x = xv.requires_grad();
+    auto y1 = std::get<1>(two_out(x));
+    tx::sum(y1 * w1).backward();
+    expect_close(x.grad(), xv * w1 * 2.0);
+  }
+  {  // forward mode
+    auto [y, dy] = tx::jvp([](const TD& z) { return std::get<1>(two_out(z)) + std::get<0>(two_out(z)); }, xv, w0);
+    expect_close(y, xv * xv + xv * 2.0);
+    expect_close(dy, (xv * 2.0 + 2.0) * w0);
+  }
+  {  // forward over reverse through the op: f = sum(y0 * y1) = sum(2 x^3), H v = 12 x v
+    auto h = tx::hvp(
+        [](const TD& z) {
+          auto [a, b] = two_out(z);
+          return tx::sum(a * b);
+        },
+        xv, w0);
+    expect_close(h, xv * w0 * 12.0);
+  }
+  {  // reverse over reverse through the op: d/dx sum(grad f) = 12 x for f = sum(2 x^3)
+    auto gg = tx::grad(
+        [](const TD& z) {
+          return tx::sum(tx::grad(
+              [](const TD& u) {
+                auto [a, b] = two_out(u);
+                return tx::sum(a * b);
+              },
+              z));
+        },
+        xv);
+    expect_close(gg, xv * 12.0);
+  }
+}
+
+// ---- function transforms ----------------------------------------------------------------------
+
+TEST(Transforms, GradOfSeveralInputs) {
+  auto x = TD::randn({3}, 1);
+  auto y = TD::randn({3}, 2);
+  auto z = TZ::randn({3}, 3);
+  auto [gx, gy] = tx::grad([](const TD& a, const TD& b) { return tx::sum(a * a * b); }, x, y);
+  static_assert(std::is_same_v<decltype(gx), TD>);
+  expect_close(gx, x * y * 2.0);
+  expect_close(gy, x * x);
+  // Mixed dtypes; an input the function ignores gets a zero gradient.
+  auto [g1, g2, g3] = tx::grad(
+      [](const TD& a, const TZ& c, const TD& /*unused*/) { return tx::sum(a * tx::real(c) + tx::imag(c)); }, x, z, y);
+  static_assert(std::is_same_v<decltype(g2), TZ>);
+  expect_close(g1, tx::real(z));
+  // d/dRe = a, d/dIm = 1: the gradient is a + 1i.
+  expect_close(g2, tx::complex(x, TD::ones({3})));
+  expect_close(g3, TD::zeros({3}));
+  // The inputs are untouched and do not record.
+  EXPECT_FALSE(x.tracks_grad());
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(Transforms, NonContiguousAndEmptyInputs) {
+  auto f = [](const TD& a) { return tx::sum(tx::exp(a) * a); };
+  auto base = TD::randn({3, 4}, 30);
+  auto view = base.mT();  // 4 x 3, not contiguous
+  auto g = tx::grad(f, view);
+  EXPECT_EQ(g.shape(), (tx::Shape{4, 3}));
+  expect_close(g, tx::grad(f, view.contiguous()));
+  auto [y, dy] = tx::jvp(f, view, TD::ones({4, 3}));
+  EXPECT_NEAR(dy.item(), tx::sum(tx::exp(view) * (view + 1.0)).item(), 1e-12);
+  // Empty input: an empty gradient of the same shape, a zero value.
+  auto e = TD::zeros({0, 3});
+  auto [v, ge] = tx::value_and_grad(f, e);
+  EXPECT_EQ(v.item(), 0.0);
+  EXPECT_EQ(ge.shape(), (tx::Shape{0, 3}));
+  auto [ye, dye] = tx::jvp([](const TD& a) { return tx::sin(a); }, e, e);
+  EXPECT_EQ(dye.shape(), (tx::Shape{0, 3}));
+  auto xe = e.requires_grad();
+  tx::sum(xe * xe).backward();
+  EXPECT_EQ(xe.grad().shape(), (tx::Shape{0, 3}));
+}
+
+TEST(Transforms, GradWorksInsideNoGrad) {
+  auto x = TD::from_col_major({2}, {0.5, 1.5});
+  tx::no_grad guard;
+  auto g = tx::grad([](const TD& a) { return tx::sum(a * a * a); }, x);
+  expect_close(g, x * x * 3.0);
+  EXPECT_FALSE(g.tracks_grad());
+  EXPECT_FALSE(tx::is_grad_enabled());  // restored
+  expect_close(tx::hvp([](const TD& a) { return tx::sum(a * a * a); }, x, TD::ones({2})), x * 6.0);
+}
+
+TEST(Transforms, ValueAndGrad) {
+  auto x = TD::from_col_major({2, 2}, {0.1, 0.2, 0.3, 0.4});
+  auto [v, g] = tx::value_and_grad([](const TD& a) { return tx::sum(tx::exp(a)); }, x);
+  EXPECT_NEAR(v.item(), std::exp(0.1) + std::exp(0.2) + std::exp(0.3) + std::exp(0.4), 1e-14);
+  EXPECT_FALSE(v.tracks_grad());
+  expect_close(g, tx::exp(x));
+  auto [v2, gs] = tx::value_and_grad([](const TD& a, const TD& b) { return tx::sum(a * b); }, x, x * 2.0);
+  EXPECT_NEAR(v2.item(), 2 * (0.01 + 0.04 + 0.09 + 0.16), 1e-14);
+  expect_close(std::get<0>(gs), x * 2.0);
+  expect_close(std::get<1>(gs), x);
+  // A loss that does not depend on the input.
+  auto [v3, g3] = tx::value_and_grad([](const TD&) { return TD::scalar(5.0); }, x);
+  EXPECT_EQ(v3.item(), 5.0);
+  expect_close(g3, TD::zeros({2, 2}));
+}
+
+TEST(Transforms, VjpPullbackIsReusableAndLinear) {
+  auto x = TD::randn({4}, 8);
+  auto [y, pb] = tx::vjp([](const TD& a) { return tx::sin(a) * a; }, x);
+  expect_close(y, tx::sin(x) * x);
+  EXPECT_FALSE(y.tracks_grad());
+  auto w = TD::randn({4}, 9), w2 = TD::randn({4}, 10);
+  auto g1 = pb(w);
+  auto g2 = pb(w);
+  EXPECT_EQ(g1.to_vector(), g2.to_vector());
+  expect_close(g1, w * (tx::cos(x) * x + tx::sin(x)));
+  expect_close(pb(w + w2), g1 + pb(w2));
+  expect_error([&] { pb(TD::ones({3})); }, "[vjp] cotangent of shape [3] for an output of shape [4]");
+  // VJP against JVP: <w, J v> == <J^T w, v>.
+  auto v = TD::randn({4}, 11);
+  auto f = [](const TD& a) { return tx::exp(a) * tx::sum(a * a); };
+  auto [y2, pb2] = tx::vjp(f, x);
+  auto [y3, jv] = tx::jvp(f, x, v);
+  EXPECT_NEAR(dot(w, jv), dot(pb2(w), v), 1e-12 * std::abs(dot(w, jv)));
+}
+
+TEST(Transforms, JvpOfCompositeMatchesAnalytic) {
+  auto x = TD::randn({5}, 12);
+  auto v = TD::randn({5}, 13);
+  auto [y, dy] = tx::jvp([](const TD& a) { return tx::sin(a) * tx::exp(a) + a * a; }, x, v);
+  expect_close(y, tx::sin(x) * tx::exp(x) + x * x);
+  expect_close(dy, (tx::cos(x) * tx::exp(x) + tx::sin(x) * tx::exp(x) + x * 2.0) * v);
+  EXPECT_FALSE(x.tangent().defined());  // the input is untouched
+  // Matrix function: f(A) = A A, df = dA A + A dA.
+  auto a = TD::randn({3, 3}, 14);
+  auto da = TD::randn({3, 3}, 15);
+  auto [p, dp] = tx::jvp([](const TD& m) { return tx::matmul(m, m); }, a, da);
+  expect_close(dp, tx::matmul(da, a) + tx::matmul(a, da));
+  // A function that ignores its input has a zero tangent.
+  auto [c, dc] = tx::jvp([](const TD&) { return TD::ones({2}); }, x, v);
+  expect_close(dc, TD::zeros({2}));
+}
+
+TEST(Transforms, HvpCubic) {
+  // f = sum(x^3): H = diag(6x), H v = 6 x v.
+  auto x = TD::randn({6}, 16);
+  auto v = TD::randn({6}, 17);
+  auto h = tx::hvp([](const TD& a) { return tx::sum(a * a * a); }, x, v);
+  expect_close(h, x * v * 6.0);
+  auto h2 = tx::hvp([](const TD& a) { return tx::sum(tx::pow(a, 3.0)); }, x, v);
+  expect_close(h2, x * v * 6.0);
+}
+
+TEST(Transforms, HvpMixed) {
+  // f = s t with s = sum(x^2), t = sum(sin x): grad = 2x t + s cos x,
+  // H = 2t I + 2 x cos(x)^T + 2 cos(x) x^T - s diag(sin x).
+  auto x = TD::randn({5}, 18);
+  auto v = TD::randn({5}, 19);
+  auto h = tx::hvp([](const TD& a) { return tx::sum(a * a) * tx::sum(tx::sin(a)); }, x, v);
+  const double s = dot(x, x), t = tx::sum(tx::sin(x)).item();
+  auto ref = v * (2 * t) + x * (2 * dot(tx::cos(x), v)) + tx::cos(x) * (2 * dot(x, v)) - tx::sin(x) * v * s;
+  expect_close(h, ref, 1e-11);
+  // Quadratic form f = x^T A x: H v = (A + A^T) v.
+  auto A = TD::randn({5, 5}, 20);
+  auto hq = tx::hvp(
+      [&](const TD& a) {
+        auto col = a.reshape({5, 1});
+        return tx::sum(tx::matmul(col.mT(), tx::matmul(A, col)));
+      },
+      x, v);
+  expect_close(hq, tx::matmul(A + A.mT(), v.reshape({5, 1})).reshape({5}), 1e-11);
+  // Against central differences of the gradient.
+  auto f = [](const TD& a) { return tx::sum(tx::exp(a) * tx::sin(a * a)); };
+  auto hf = tx::hvp(f, x, v);
+  const double eps = 1e-5;
+  auto fd = (tx::grad(f, x + v * eps) - tx::grad(f, x - v * eps)) / (2 * eps);
+  expect_close(hf, fd, 1e-6);
+}
+
+TEST(Transforms, GradOfGrad) {
+  // f = sum(sin(x) x): grad f = cos(x) x + sin(x); d/dx sum(grad f) = -sin(x) x + 2 cos(x).
+  auto f = [](const TD& a) { return tx::sum(tx::sin(a) * a); };
+  auto x = TD::randn({4}, 21);
+  auto gg = tx::grad([&](const TD& z) { return tx::sum(tx::grad(f, z)); }, x);
+  expect_close(gg, tx::cos(x) * 2.0 - tx::sin(x) * x);
+  // Third order: f = sum(x^4) -> 4x^3 -> 12x^2 -> 24x.
+  auto f4 = [](const TD& a) { return tx::sum(a * a * a * a); };
+  auto g3 = tx::grad(
+      [&](const TD& z) { return tx::sum(tx::grad([&](const TD& u) { return tx::sum(tx::grad(f4, u)); }, z)); }, x);
+  expect_close(g3, x * 24.0, 1e-11);
+  // vjp of the gradient: H^T w, H = diag(2 cos x - x sin x).
+  auto w = TD::randn({4}, 22);
+  auto [gx, pb] = tx::vjp([&](const TD& z) { return tx::grad(f, z); }, x);
+  expect_close(gx, tx::cos(x) * x + tx::sin(x));
+  expect_close(pb(w), (tx::cos(x) * 2.0 - tx::sin(x) * x) * w);
+  // Reverse over forward: grad of sum(J v) for f = sum(sin x) is -sin(x) v.
+  auto v = TD::randn({4}, 23);
+  auto rf =
+      tx::grad([&](const TD& z) { return tx::jvp([](const TD& a) { return tx::sum(tx::sin(a)); }, z, v).second; }, x);
+  expect_close(rf, -tx::sin(x) * v);
+}
+
+TEST(Engine, BackwardWithCreateGraph) {
+  // Tape style second order: backward(create_graph) records the backward pass, so the gradient
+  // can be differentiated again.
+  auto x = TD::randn({4}, 24);
+  auto xl = x.requires_grad();
+  auto y = tx::sum(tx::sin(xl) * xl);
+  y.backward(TD::ones({}), /*create_graph=*/true);
+  auto g = xl.grad();
+  ASSERT_TRUE(g.defined());
+  EXPECT_TRUE(g.tracks_grad());
+  expect_close(g, tx::cos(x) * x + tx::sin(x));
+  xl.zero_grad();
+  tx::sum(g).backward();
+  expect_close(xl.grad(), tx::cos(x) * 2.0 - tx::sin(x) * x);
+  // Without create_graph the gradient is a constant.
+  auto xm = x.requires_grad();
+  tx::sum(tx::sin(xm) * xm).backward();
+  EXPECT_FALSE(xm.grad().tracks_grad());
+}
+
+TEST(Engine, BackwardFromALeaf) {
+  auto x = TD::scalar(2.0).requires_grad();
+  x.backward();
+  EXPECT_EQ(x.grad().item(), 1.0);
+  x.backward(TD::scalar(3.0));
+  EXPECT_EQ(x.grad().item(), 4.0);
+  // grad of the identity.
+  expect_close(tx::grad([](const TD& a) { return a; }, TD::ones({1})), TD::ones({1}));
+}
+
+TEST(Engine, GradientsThroughViews) {
+  auto base = TD::randn({4, 3}, 25);
+  auto w = TD::randn({3, 2}, 26);
+  auto x = base.requires_grad();
+  // Slice rows 1..2, transpose, weight, and add a broadcast column of x.
+  auto y = tx::sum(x.slice(0, 1, 3).mT() * w) + tx::sum(x.slice(1, 0, 1).expand({4, 5}));
+  y.backward();
+  auto ref = TD::zeros({4, 3});
+  for (std::int64_t i = 0; i < 2; ++i)
+    for (std::int64_t j = 0; j < 3; ++j) ref.mutable_data()[(i + 1) + 4 * j] += w.at({j, i});
+  for (std::int64_t i = 0; i < 4; ++i) ref.mutable_data()[i] += 5;
+  expect_close(x.grad(), ref);
+  // reshape of a transposed (non-viewable) layout.
+  auto x2 = base.requires_grad();
+  auto v = TD::randn({12}, 27);
+  tx::sum(x2.mT().reshape({12}) * v).backward();
+  expect_close(x2.grad(), v.reshape({3, 4}).mT());
+}
+
+TEST(Transforms, ComplexGradientConvention) {
+  auto z = TZ::from_col_major({3}, {{1, 2}, {-0.5, 0.25}, {0, -3}});
+  // L = sum |z|^2: dL/dRe + i dL/dIm = 2 Re z + 2i Im z = 2z.
+  expect_close(tx::grad([](const TZ& a) { return tx::sum(tx::square(tx::abs(a))); }, z), z * tx::c128(2));
+  expect_close(tx::grad([](const TZ& a) { return tx::sum(tx::abs(a) * tx::abs(a)); }, z), z * tx::c128(2));
+  expect_close(tx::grad([](const TZ& a) { return tx::sum(tx::real(a * tx::conj(a))); }, z), z * tx::c128(2));
+  // L = sum Re z -> 1; L = sum Im z -> i.
+  expect_close(tx::grad([](const TZ& a) { return tx::sum(tx::real(a)); }, z), TZ::full({3}, tx::c128(1, 0)));
+  expect_close(tx::grad([](const TZ& a) { return tx::sum(tx::imag(a)); }, z), TZ::full({3}, tx::c128(0, 1)));
+  // L = sum Re(c z) for a complex constant c: dL/dRe = Re c, dL/dIm = -Im c, so grad = conj(c).
+  const tx::c128 c(0.5, -2);
+  expect_close(tx::grad([&](const TZ& a) { return tx::sum(tx::real(a * c)); }, z), TZ::full({3}, std::conj(c)));
+}
+
+TEST(Transforms, BadInputToGrad) {
+  auto x = TD::ones({3});
+  expect_error([&] { tx::grad([](const TD& a) { return a * 2.0; }, x); },
+               "[grad] the function must return a one-element tensor, got shape [3]");
+  expect_error([&] { tx::value_and_grad([](const TD& a) { return a; }, x); }, "[grad] the function must return");
+  expect_error([&] { tx::grad([](const TD& a) { return tx::sum(tx::complex(a, a)); }, x); },
+               "[grad] the function must return a real scalar, got c128");
+  expect_error([&] { tx::grad([](const TZ& a) { return tx::sum(a); }, TZ::ones({2})); },
+               "[grad] the function must return a real scalar, got c128");
+  expect_error([&] { tx::grad([](const TD& a) { return tx::sum(a); }, TD()); }, "[grad] undefined input");
+  // A one-element non-0-d result is accepted.
+  expect_close(tx::grad([](const TD& a) { return tx::sum(a, {0}, true); }, x), TD::ones({3}));
+}
+
+TEST(Transforms, BadInputToJvp) {
+  auto x = TD::ones({2});
+  auto f = [](const TD& a) { return tx::sin(a); };
+  expect_error([&] { tx::jvp(f, x, TD::ones({3})); }, "[jvp] tangent of shape [3] on cpu for a primal of shape [2]");
+  expect_error([&] { tx::jvp(f, x, TD::ones({2, 1})); }, "[jvp] tangent of shape [2, 1]");
+  expect_error([&] { tx::jvp(f, x, TD()); }, "[jvp] tangent of shape []");
+  // Nested forward mode (jvp of jvp) is not supported.
+  expect_error([&] { tx::jvp([&](const TD& a) { return tx::jvp(f, a, TD::ones({2})).second; }, x, TD::ones({2})); },
+               "[jvp] nested forward mode (jvp of jvp) is not supported");
+  expect_error(
+      [&] { tx::hvp([&](const TD& a) { return tx::sum(tx::jvp(f, a, TD::ones({2})).second); }, x, TD::ones({2})); },
+      "[jvp] nested forward mode");
+}

@@ -1,0 +1,177 @@
+// Bad input: every malformed call throws tenax::Error before any kernel runs, and the message
+// begins with "[op]" and names the offending shapes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include <tenax/tenax.hpp>
+
+namespace tx = tenax;
+
+namespace {
+
+// Runs f, expecting a tenax::Error whose message begins with `prefix` and contains every string
+// in `parts`.
+template <class F>
+void expect_error(F&& f, const std::string& prefix, std::initializer_list<std::string> parts = {}) {
+  try {
+    f();
+    ADD_FAILURE() << "expected tenax::Error beginning with " << prefix;
+  } catch (const tx::Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind(prefix, 0), 0u) << "message: " << m;
+    for (const auto& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' missing from: " << m;
+  }
+}
+
+using TD = tx::Tensor<double>;
+
+}  // namespace
+
+TEST(Errors, IsARuntimeError) {
+  try {
+    TD::zeros({2}).item();
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[item]", 0), 0u);
+  }
+}
+
+TEST(Errors, BroadcastMismatchNamesOpAndShapes) {
+  const auto a = TD::zeros({2, 3}), b = TD::zeros({3, 2});
+  expect_error([&] { tx::add(a, b); }, "[add]", {"[2, 3]", "[3, 2]", "cannot be broadcast"});
+  expect_error([&] { a - b; }, "[sub]", {"[2, 3]", "[3, 2]"});
+  expect_error([&] { a* b; }, "[mul]", {"[2, 3]", "[3, 2]"});
+  expect_error([&] { a / b; }, "[div]", {"[2, 3]", "[3, 2]"});
+  expect_error([&] { tx::maximum(a, b); }, "[maximum]", {"[2, 3]", "[3, 2]"});
+  expect_error([&] { tx::minimum(a, b); }, "[minimum]", {"[2, 3]", "[3, 2]"});
+  expect_error([&] { tx::where(tx::lt(a, a), a, b); }, "[where]", {"[2, 3]", "[3, 2]"});
+  expect_error([&] { tx::lt(a, b); }, "[lt]", {"[2, 3]", "[3, 2]"});
+  // Shapes align at dimension 0: [3] broadcasts against [3, 2] but not against [2, 3].
+  EXPECT_NO_THROW(tx::add(TD::zeros({3}), b));
+  expect_error([&] { tx::add(TD::zeros({3}), a); }, "[add]", {"[3]", "[2, 3]", "dimension 0"});
+  // Same failure while recording a tape.
+  auto x = a.requires_grad();
+  expect_error([&] { tx::mul(x, b); }, "[mul]", {"[2, 3]", "[3, 2]"});
+  expect_error([&] { tx::expand(a, {4, 3}); }, "[expand] cannot expand shape [2, 3] to [4, 3]");
+  expect_error([&] { tx::broadcast_to(a, {2}); }, "[broadcast_to] cannot broadcast shape [2, 3] to [2]");
+}
+
+TEST(Errors, BadAxis) {
+  const auto a = TD::zeros({2, 3});
+  expect_error([&] { tx::sum(a, {2}); }, "[sum] axis 2 out of range for rank 2");
+  expect_error([&] { tx::sum(a, {-3}); }, "[sum] axis -3 out of range for rank 2");
+  expect_error([&] { tx::sum(a, {0, 0}); }, "[sum] axis 0 listed twice");
+  expect_error([&] { tx::sum(a, {1, -1}); }, "[sum] axis -1 listed twice");
+  expect_error([&] { tx::mean(a, {5}); }, "[mean] axis 5 out of range");
+  expect_error([&] { tx::prod(a, {5}); }, "[prod] axis 5 out of range");
+  expect_error([&] { tx::max(a, {5}); }, "[max] axis 5 out of range");
+  expect_error([&] { tx::min(a, {-9}); }, "[min] axis -9 out of range");
+  expect_error([&] { a.slice(2, 0, 1); }, "[slice] axis 2 out of range for rank 2");
+  expect_error([&] { a.slice(0, 0, 1, 0); }, "[slice] step must be positive, got 0");
+  expect_error([&] { a.transpose(0, 2); }, "[transpose] axis 2 out of range");
+  expect_error([&] { a.permute({0, 0}); }, "[permute] order [0, 0] repeats dimension 0");
+  expect_error([&] { a.permute({0}); }, "[permute] order [0] does not match rank 2");
+  expect_error([&] { a.squeeze(0); }, "[squeeze] dimension 0 of shape [2, 3] is not 1");
+  expect_error([&] { a.squeeze(3); }, "[squeeze] axis 3 out of range");
+  expect_error([&] { a.unsqueeze(4); }, "[unsqueeze] axis 4 out of range for rank 3");
+  expect_error([&] { a.diagonal(0, 1, 1); }, "[diagonal] dimensions must differ");
+  expect_error([&] { a.size(2); }, "[size] axis 2 out of range for rank 2");
+  expect_error([&] { tx::concat<double>({a, a}, 2); }, "[concat] axis 2 out of range");
+}
+
+TEST(Errors, NegativeDimensions) {
+  expect_error([] { TD::empty({-1}); }, "[empty] negative dimension in shape [-1]");
+  expect_error([] { TD::empty({2, -3}); }, "[empty] negative dimension in shape [2, -3]");
+  expect_error([] { TD::zeros({2, -3}); }, "[zeros] negative dimension in shape [2, -3]");
+  expect_error([] { TD::ones({-2}); }, "[ones] negative dimension in shape [-2]");
+  expect_error([] { TD::full({-2}, 1.0); }, "[full] negative dimension in shape [-2]");
+  expect_error([] { TD::randn({-2}, 0); }, "[randn] negative dimension in shape [-2]");
+  expect_error([] { TD::rand({-2}, 0); }, "[rand] negative dimension in shape [-2]");
+  expect_error([] { TD::arange(-1); }, "[arange] negative dimension in shape [-1]");
+  expect_error([] { TD::eye(-1); }, "[eye] negative dimension in shape [-1, -1]");
+  expect_error([] { TD::eye(2, -2); }, "[eye] negative dimension in shape [2, -2]");
+  expect_error([] { TD::eye(-2, 3); }, "[eye] negative dimension in shape [-2, 3]");
+  expect_error([] { TD::from_col_major({-1}, {1.0}); }, "[from_col_major] negative dimension in shape [-1]");
+  expect_error([] { TD::from_row_major({-1}, {1.0}); }, "[from_row_major] negative dimension in shape [-1]");
+}
+
+TEST(Errors, Int64OverflowingShapes) {
+  const std::int64_t big = std::int64_t{1} << 32;
+  expect_error([&] { TD::empty({big, big}); }, "[empty] shape [4294967296, 4294967296] overflows int64 elements");
+  expect_error([&] { TD::zeros({big, big, 2}); }, "[zeros] shape", {"overflows int64 elements"});
+  expect_error([&] { TD::ones({INT64_MAX, 2}); }, "[ones] shape", {"overflows int64 elements"});
+  // A zero dimension makes a shape empty, but the other dimensions still set the strides: their
+  // product must fit in int64 too.
+  EXPECT_EQ(TD::empty({INT64_MAX, 0}).numel(), 0);
+  EXPECT_EQ(TD::empty({INT64_MAX, 0}).strides(), (tx::Strides{1, INT64_MAX}));
+  expect_error([&] { TD::empty({INT64_MAX, 0, 2}); }, "[empty] shape [9223372036854775807, 0, 2] overflows int64");
+  expect_error([&] { TD::zeros({big, 0, big}); }, "[zeros] shape [4294967296, 0, 4294967296] overflows int64");
+  // The element count fits in int64 but the byte count does not: 2^61 doubles = 2^64 bytes.
+  const std::int64_t e61 = std::int64_t{1} << 61;
+  expect_error([&] { TD::empty({e61}); }, "[empty] shape [2305843009213693952]", {"f64", "bytes"});
+  expect_error([&] { tx::Tensor<tx::c128>::zeros({e61}); }, "[zeros] shape", {"c128", "bytes"});
+  // Representable but beyond what the allocator can serve.
+  expect_error([&] { TD::empty({std::int64_t{1} << 50}); }, "[allocator]");
+  expect_error([&] { tx::expand(TD::zeros({1, 1}), {big, big}); }, "[expand] shape", {"overflows int64 elements"});
+  expect_error([&] { TD::zeros({6}).reshape({big, big}); }, "[reshape] shape [4294967296, 4294967296] overflows");
+}
+
+TEST(Errors, ReshapeToWrongNumel) {
+  const auto a = TD::zeros({2, 3});
+  expect_error([&] { a.reshape({4, 2}); }, "[reshape] shape [4, 2] has 8 elements, input [2, 3] has 6");
+  expect_error([&] { a.reshape({7}); }, "[reshape] shape [7] has 7 elements");
+  expect_error([&] { a.reshape({-1, 4}); }, "[reshape] cannot infer -1 in [-1, 4] for 6 elements");
+  expect_error([&] { a.reshape({-1, -1}); }, "[reshape] more than one -1 in [-1, -1]");
+  expect_error([&] { a.reshape({-2, -3}); }, "[reshape] negative dimension in [-2, -3]");
+  expect_error([&] { TD::zeros({0, 3}).reshape({-1, 0}); }, "[reshape] cannot infer -1 in [-1, 0]");
+  EXPECT_EQ(a.reshape({3, 2}).shape(), (tx::Shape{3, 2}));
+}
+
+TEST(Errors, RankAboveEightThrows) {
+  expect_error([] { tx::Shape s{1, 1, 1, 1, 1, 1, 1, 1, 1}; }, "[shape] rank exceeds the maximum of 8");
+  expect_error([] { TD::zeros({1, 2, 1, 1, 1, 1, 1, 1, 1}); }, "[shape] rank exceeds the maximum of 8");
+  auto r8 = TD::zeros({1, 1, 1, 1, 1, 1, 1, 2});
+  EXPECT_EQ(r8.dim(), 8);
+  expect_error([&] { r8.unsqueeze(0); }, "[unsqueeze] rank 9 exceeds the maximum of 8");
+  expect_error([&] { r8.reshape({1, 1, 1, 1, 1, 1, 1, 1, 2}); }, "[shape] rank exceeds the maximum of 8");
+  tx::Shape s;
+  expect_error([&] { s.resize(9); }, "[shape] rank 9 exceeds the maximum of 8");
+  expect_error([&] { s.resize(-1); }, "[shape] rank -1 exceeds the maximum of 8");
+}
+
+TEST(Errors, MatmulShapes) {
+  expect_error(
+      [] {
+        tx::matmul(TD::zeros({2, 3}), TD::zeros({4, 2}));
+      },
+      "[matmul] inner dimensions differ: [2, 3] x [4, 2]");
+  expect_error(
+      [] {
+        tx::matmul(TD::zeros({3}), TD::zeros({3, 2}));
+      },
+      "[matmul] needs rank >= 2 operands", {"[3]", "[3, 2]"});
+  expect_error([] { tx::matmul(TD::zeros({2, 3, 4}), TD::zeros({3, 2, 5})); }, "[matmul]", {"[4]", "[5]"});
+  EXPECT_EQ(tx::matmul(TD::zeros({2, 3, 4}), TD::zeros({3, 2, 1})).shape(), (tx::Shape{2, 2, 4}));
+}
+
+TEST(Errors, DTypeMismatchOfUntypedBody) {
+  auto f = tx::Tensor<float>::zeros({2});
+  expect_error([&] { TD t(f.impl()); }, "[tensor] dtype mismatch: body holds f32, handle is f64");
+  auto z = tx::Tensor<tx::c64>::zeros({2});
+  expect_error([&] { tx::Tensor<float> t(z.impl()); }, "[tensor] dtype mismatch: body holds c64, handle is f32");
+  EXPECT_NO_THROW(tx::Tensor<float>(f.impl()));
+  EXPECT_NO_THROW(TD(tx::detail::ImplPtr()));  // an empty body makes an undefined handle
+}
+
+TEST(Errors, ElementAccessAndConstruction) {
+  expect_error([] { TD::from_col_major({2, 2}, {1.0, 2.0}); }, "[from_col_major] shape [2, 2] needs 4 values, got 2");
+  expect_error([] { TD::zeros({2}).item(); }, "[item] tensor of shape [2] has 2 elements");
+  expect_error([] { TD::zeros({2}).at({2}); }, "[at] index 2 out of range in dimension 0 of shape [2]");
+  expect_error([] { TD::ones({2}).backward(); }, "[backward] implicit cotangent needs a one-element tensor");
+  expect_error([] { TD::ones({2}).requires_grad().backward(TD::ones({3})); },
+               "[backward] cotangent of shape [3] for a tensor of shape [2]");
+  expect_error([] { tx::Tensor<std::int32_t>::zeros({2}).requires_grad(); },
+               "[requires_grad] only floating tensors can require grad, got i32");
+}

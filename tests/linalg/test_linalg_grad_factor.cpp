@@ -1,0 +1,253 @@
+// Gradient tests for the factorizations: lu_factor and lu (square, tall, wide), cholesky (lower
+// and upper) and qr (reduced / complete / R-only, square / tall / wide, positive_diag). Each case
+// runs the full harness (tests/support/gradcheck.hpp): JVP vs central differences, VJP vs JVP
+// exactly, second order, float32 vs float64; for float64 and complex128. Plus batched == loop over
+// the batch, and non-contiguous views == contiguous copies.
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "linalg/linalg_grad_support.hpp"
+
+namespace tx = tenax;
+namespace la = tenax::linalg;
+using tx::Tensor;
+using tx::lgtest::expect_batch_matches_loop;
+using tx::lgtest::herm;
+using tx::lgtest::mshape;
+using tx::lgtest::spd_input;
+using tx::lgtest::step_view;
+using tx::lgtest::transposed_view;
+using tx::testing::expect_close;
+using tx::testing::expect_layout_invariant;
+using tx::testing::values;
+
+namespace {
+
+template <class T>
+class LinalgGradFactor : public ::testing::Test {};
+TYPED_TEST_SUITE(LinalgGradFactor, tx::lgtest::Types);
+
+const std::vector<std::pair<std::int64_t, std::int64_t>> kShapes = {{4, 4}, {6, 4}, {4, 6}};
+
+std::string shape_name(std::int64_t m, std::int64_t n) { return std::to_string(m) + "x" + std::to_string(n); }
+
+// Random entries plus 3 on the leading diagonal, rows reversed: partial pivoting has to undo the
+// reversal (non-trivial pivots), each pivot is well separated from the other candidates of its
+// column, and U is well conditioned.
+template <class T>
+Tensor<T> lu_input(std::int64_t m, std::int64_t n, const tx::Shape& batch, std::uint64_t seed) {
+  const auto A = tx::add(Tensor<T>::randn(mshape(m, n, batch), seed), tx::mul(Tensor<T>::eye(m, n), T(3)));
+  std::vector<T> J(static_cast<std::size_t>(m * m), T(0));
+  for (std::int64_t i = 0; i < m; ++i) J[static_cast<std::size_t>(i + (m - 1 - i) * m)] = T(1);
+  return tx::matmul(Tensor<T>::from_col_major({m, m}, J), A);
+}
+
+// Full-rank input for QR: random plus 2 on the leading diagonal (the leading m x m block is
+// nonsingular in the wide case, and no reflector pivot Re(alpha_i) is near zero).
+template <class T>
+Tensor<T> qr_input(std::int64_t m, std::int64_t n, const tx::Shape& batch, std::uint64_t seed) {
+  return tx::add(Tensor<T>::randn(mshape(m, n, batch), seed), tx::mul(Tensor<T>::eye(m, n), T(2)));
+}
+
+}  // namespace
+
+// ---- lu_factor / lu ------------------------------------------------------------------------------
+
+TYPED_TEST(LinalgGradFactor, LuFactorSquareTallWide) {
+  using T = TypeParam;
+  auto f = [](const auto& A) { return la::lu_factor(A).first; };
+  std::uint64_t seed = 300;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = lu_input<T>(m, n, {}, ++seed);
+    const auto [LU, piv] = la::lu_factor(A);
+    bool swapped = false;
+    for (std::int64_t i = 0; i < piv.numel(); ++i) swapped = swapped || piv.to_vector()[i] != i + 1;
+    EXPECT_TRUE(swapped) << "the input should need row interchanges";
+    TENAX_CHECK_GRADS(f, A);
+  }
+}
+
+TYPED_TEST(LinalgGradFactor, LuLAndU) {
+  using T = TypeParam;
+  auto fL = [](const auto& A) { return std::get<1>(la::lu(A)); };
+  auto fU = [](const auto& A) { return std::get<2>(la::lu(A)); };
+  std::uint64_t seed = 310;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = lu_input<T>(m, n, {}, ++seed);
+    const auto [P, L, U] = la::lu(A);
+    expect_close("P L U = A", values(tx::matmul(P, tx::matmul(L, U))), values(A), 1e-14);
+    TENAX_CHECK_GRADS(fL, A);
+    TENAX_CHECK_GRADS(fU, A);
+  }
+}
+
+TYPED_TEST(LinalgGradFactor, LuBatchedAndViews) {
+  using T = TypeParam;
+  auto f = [](const auto& A) { return la::lu_factor(A).first; };
+  auto fL = [](const auto& A) { return std::get<1>(la::lu(A)); };
+  auto fU = [](const auto& A) { return std::get<2>(la::lu(A)); };
+  std::uint64_t seed = 320;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = lu_input<T>(m, n, {3}, ++seed);
+    TENAX_CHECK_GRADS(f, A);
+    expect_batch_matches_loop(f, A);
+    expect_batch_matches_loop(fL, A);
+    expect_batch_matches_loop(fU, A);
+    expect_layout_invariant(f, transposed_view(A));
+    expect_layout_invariant(f, step_view(A));
+    TENAX_CHECK_GRADS(fL, step_view(A));
+  }
+}
+
+// ---- cholesky ------------------------------------------------------------------------------------
+// PyTorch's convention: tangents are taken as Hermitian and the gradient is Hermitian, so the op
+// is tested through the wrapper cholesky(A + A^H) with A + A^H = B B^H + n I.
+
+TYPED_TEST(LinalgGradFactor, CholeskyLowerUpper) {
+  using T = TypeParam;
+  auto fl = [](const auto& A) { return la::cholesky(herm(A)); };
+  auto fu = [](const auto& A) { return la::cholesky(herm(A), /*upper=*/true); };
+  for (std::int64_t n : {3, 5}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto A = spd_input<T>(n, {}, 330 + static_cast<std::uint64_t>(n));
+    const auto L = fl(A), U = fu(A);
+    expect_close("L L^H = A + A^H", values(tx::matmul(L, L.mH())), values(herm(A)), 1e-14);
+    expect_close("U^H U = A + A^H", values(tx::matmul(U.mH(), U)), values(herm(A)), 1e-14);
+    expect_close("U = L^H", values(U), values(L.mH()), 1e-14);
+    TENAX_CHECK_GRADS(fl, A);
+    TENAX_CHECK_GRADS(fu, A);
+  }
+}
+
+TYPED_TEST(LinalgGradFactor, CholeskyBatchedAndViews) {
+  using T = TypeParam;
+  auto fl = [](const auto& A) { return la::cholesky(herm(A)); };
+  auto fu = [](const auto& A) { return la::cholesky(herm(A), true); };
+  const auto A = spd_input<T>(4, {3}, 340);
+  TENAX_CHECK_GRADS(fl, A);
+  TENAX_CHECK_GRADS(fu, A);
+  expect_batch_matches_loop(fl, A);
+  expect_batch_matches_loop(fu, A);
+  // Views reach the op directly (no wrapper): a transposed view and a step-2 slice of an SPD
+  // matrix, against contiguous copies.
+  auto raw = [](const auto& S) { return la::cholesky(S); };
+  auto rawu = [](const auto& S) { return la::cholesky(S, true); };
+  const auto S = herm(A);
+  expect_layout_invariant(raw, transposed_view(S));
+  expect_layout_invariant(rawu, step_view(S));
+  expect_layout_invariant(fl, transposed_view(A));
+  TENAX_CHECK_GRADS(fu, step_view(A));
+}
+
+// ---- qr ------------------------------------------------------------------------------------------
+// Raw Q and R are valid probes (the sign pattern of R's diagonal is locally constant away from
+// tiny reflector pivots; MATH.md section 8.6).
+
+TYPED_TEST(LinalgGradFactor, QrReduced) {
+  using T = TypeParam;
+  auto fQ = [](const auto& A) { return la::qr(A).first; };
+  auto fR = [](const auto& A) { return la::qr(A).second; };
+  // Both outputs at once (both cotangents defined in the same backward pass).
+  auto fQR = [](const auto& A) {
+    auto [Q, R] = la::qr(A);
+    return tx::concat(std::vector{tx::flatten(Q), tx::flatten(R)}, 0);
+  };
+  std::uint64_t seed = 350;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = qr_input<T>(m, n, {}, ++seed);
+    const auto [Q, R] = la::qr(A);
+    const std::int64_t k = std::min(m, n);
+    EXPECT_EQ(Q.shape(), mshape(m, k));
+    EXPECT_EQ(R.shape(), mshape(k, n));
+    expect_close("Q R = A", values(tx::matmul(Q, R)), values(A), 1e-14);
+    TENAX_CHECK_GRADS(fQ, A);
+    TENAX_CHECK_GRADS(fR, A);
+    TENAX_CHECK_GRADS(fQR, A);
+  }
+}
+
+TYPED_TEST(LinalgGradFactor, QrComplete) {
+  using T = TypeParam;
+  auto fQ = [](const auto& A) { return la::qr(A, la::QrMode::Complete).first; };
+  auto fR = [](const auto& A) { return la::qr(A, la::QrMode::Complete).second; };
+  std::uint64_t seed = 360;
+  for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{4, 4}, {4, 6}}) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = qr_input<T>(m, n, {}, ++seed);
+    const auto [Q, R] = la::qr(A, la::QrMode::Complete);
+    EXPECT_EQ(Q.shape(), mshape(m, m));
+    EXPECT_EQ(R.shape(), mshape(m, n));
+    TENAX_CHECK_GRADS(fQ, A);
+    TENAX_CHECK_GRADS(fR, A);
+  }
+  // Complete mode with m > n is documented as not differentiable, and says so.
+  const auto A = qr_input<T>(6, 4, {}, 369);
+  EXPECT_EQ(la::qr(A, la::QrMode::Complete).first.shape(), mshape(6, 6));
+  auto loss = [](const Tensor<T>& A) { return tx::sum(tx::real(la::qr(A, la::QrMode::Complete).second)); };
+  EXPECT_TENAX_ERROR(tx::grad(loss, A), "qr");
+}
+
+TYPED_TEST(LinalgGradFactor, QrRMode) {
+  using T = TypeParam;
+  auto fR = [](const auto& A) { return la::qr(A, la::QrMode::R).second; };
+  auto fRp = [](const auto& A) { return la::qr(A, la::QrMode::R, true).second; };
+  std::uint64_t seed = 370;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = qr_input<T>(m, n, {}, ++seed);
+    const auto [Q, R] = la::qr(A, la::QrMode::R);
+    EXPECT_FALSE(Q.defined());
+    expect_close("R mode R == reduced R", values(R), values(la::qr(A).second), 0);
+    TENAX_CHECK_GRADS(fR, A);
+    TENAX_CHECK_GRADS(fRp, A);
+  }
+}
+
+TYPED_TEST(LinalgGradFactor, QrPositiveDiag) {
+  using T = TypeParam;
+  auto fQ = [](const auto& A) { return la::qr(A, la::QrMode::Reduced, true).first; };
+  auto fR = [](const auto& A) { return la::qr(A, la::QrMode::Reduced, true).second; };
+  auto fQc = [](const auto& A) { return la::qr(A, la::QrMode::Complete, true).first; };
+  std::uint64_t seed = 380;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = qr_input<T>(m, n, {}, ++seed);
+    const auto [Q, R] = la::qr(A, la::QrMode::Reduced, true);
+    const auto [Q0, R0] = la::qr(A);
+    bool flipped = false;
+    for (std::int64_t i = 0; i < std::min(m, n); ++i) {
+      EXPECT_GE(std::real(R.at({i, i})), 0);
+      flipped = flipped || std::real(R0.at({i, i})) < 0;
+    }
+    EXPECT_TRUE(flipped) << "the input should exercise the sign normalisation";
+    expect_close("Q R = A", values(tx::matmul(Q, R)), values(A), 1e-14);
+    TENAX_CHECK_GRADS(fQ, A);
+    TENAX_CHECK_GRADS(fR, A);
+    if (m <= n) TENAX_CHECK_GRADS(fQc, A);
+  }
+}
+
+TYPED_TEST(LinalgGradFactor, QrBatchedAndViews) {
+  using T = TypeParam;
+  auto fQ = [](const auto& A) { return la::qr(A).first; };
+  auto fR = [](const auto& A) { return la::qr(A).second; };
+  std::uint64_t seed = 390;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = qr_input<T>(m, n, {3}, ++seed);
+    TENAX_CHECK_GRADS(fQ, A);
+    expect_batch_matches_loop(fQ, A);
+    expect_batch_matches_loop(fR, A);
+    expect_layout_invariant(fQ, transposed_view(A));
+    expect_layout_invariant(fR, step_view(A));
+    TENAX_CHECK_GRADS(fR, transposed_view(A));
+  }
+}

@@ -1,0 +1,296 @@
+// Gradient tests for the linear-solve family: solve (left/right, matrix/vector right-hand side),
+// inv, det, slogdet, solve_triangular (every flag combination) and lu_solve. Each case runs the
+// full harness (tests/support/gradcheck.hpp): JVP vs central differences, VJP vs JVP exactly,
+// second order (forward over reverse vs differences of the gradient, reverse over reverse), and
+// float32 vs float64; for float64 and complex128. Plus batched == loop over the batch, and
+// non-contiguous views == contiguous copies.
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <string>
+
+#include "linalg/linalg_grad_support.hpp"
+
+namespace tx = tenax;
+namespace la = tenax::linalg;
+using tx::Tensor;
+using tx::lgtest::batch_elem;
+using tx::lgtest::expect_batch_matches_loop;
+using tx::lgtest::step_view;
+using tx::lgtest::transposed_view;
+using tx::lgtest::well_conditioned;
+using tx::testing::expect_ad;
+using tx::testing::expect_close;
+using tx::testing::expect_layout_invariant;
+using tx::testing::scalar_of;
+using tx::testing::values;
+
+namespace {
+
+template <class T>
+class LinalgGradSolve : public ::testing::Test {};
+TYPED_TEST_SUITE(LinalgGradSolve, tx::lgtest::Types);
+
+const char* trans_name(la::Trans t) { return t == la::Trans::N ? "N" : t == la::Trans::T ? "T" : "C"; }
+
+// op(A) as a dense matrix.
+template <class T>
+Tensor<T> apply_op(const Tensor<T>& A, la::Trans t) {
+  return t == la::Trans::N ? A : t == la::Trans::T ? tx::clone(A.mT()) : tx::clone(A.mH());
+}
+
+}  // namespace
+
+// ---- solve ---------------------------------------------------------------------------------------
+
+TYPED_TEST(LinalgGradSolve, SolveLeftMatrixRhs) {
+  using T = TypeParam;
+  auto f = [](const auto& A, const auto& B) { return la::solve(A, B); };
+  const auto A = well_conditioned<T>(4, {}, 101);
+  const auto B = Tensor<T>::randn({4, 3}, 102);
+  expect_close("A X = B", values(tx::matmul(A, f(A, B))), values(B), 1e-13);
+  TENAX_CHECK_GRADS(f, A, B);
+}
+
+TYPED_TEST(LinalgGradSolve, SolveLeftVectorRhs) {
+  using T = TypeParam;
+  auto f = [](const auto& A, const auto& b) { return la::solve(A, b); };
+  const auto A = well_conditioned<T>(5, {}, 111);
+  const auto b = Tensor<T>::randn({5}, 112);
+  EXPECT_EQ(f(A, b).shape(), b.shape());
+  TENAX_CHECK_GRADS(f, A, b);
+}
+
+TYPED_TEST(LinalgGradSolve, SolveRightMatrixRhs) {
+  using T = TypeParam;
+  auto f = [](const auto& A, const auto& B) { return la::solve(A, B, /*left=*/false); };
+  const auto A = well_conditioned<T>(4, {}, 121);
+  const auto B = Tensor<T>::randn({2, 4}, 122);
+  expect_close("X A = B", values(tx::matmul(f(A, B), A)), values(B), 1e-13);
+  TENAX_CHECK_GRADS(f, A, B);
+}
+
+TYPED_TEST(LinalgGradSolve, SolveBatched) {
+  using T = TypeParam;
+  auto f = [](const auto& A, const auto& B) { return la::solve(A, B); };
+  auto fr = [](const auto& A, const auto& B) { return la::solve(A, B, false); };
+  const auto A = well_conditioned<T>(4, {3}, 131);
+  const auto B = Tensor<T>::randn({4, 2, 3}, 132);
+  const auto Br = Tensor<T>::randn({2, 4, 3}, 133);
+  const auto b = Tensor<T>::randn({4, 3}, 134);  // a batch of vectors
+  TENAX_CHECK_GRADS(f, A, B);
+  TENAX_CHECK_GRADS(fr, A, Br);
+  TENAX_CHECK_GRADS(f, A, b);
+  expect_batch_matches_loop(f, A, B);
+  expect_batch_matches_loop(fr, A, Br);
+  expect_batch_matches_loop(f, A, b);
+  // B broadcast over A's batch: its gradient is summed over the batch.
+  TENAX_CHECK_GRADS(f, A, Tensor<T>::randn({4, 2}, 135));
+}
+
+TYPED_TEST(LinalgGradSolve, SolveNonContiguous) {
+  using T = TypeParam;
+  auto f = [](const auto& A, const auto& B) { return la::solve(A, B); };
+  auto fr = [](const auto& A, const auto& B) { return la::solve(A, B, false); };
+  const auto A = well_conditioned<T>(4, {2}, 141);
+  const auto B = Tensor<T>::randn({4, 3, 2}, 142);
+  const auto Av = transposed_view(A), Bv = step_view(B);
+  expect_layout_invariant(f, Av, Bv);
+  expect_layout_invariant(f, step_view(A), transposed_view(B));
+  TENAX_CHECK_GRADS(f, Av, Bv);
+  const auto Br = Tensor<T>::randn({3, 4, 2}, 143);
+  expect_layout_invariant(fr, Av, transposed_view(Br));
+  TENAX_CHECK_GRADS(fr, step_view(A), transposed_view(Br));
+}
+
+// ---- inv, det, slogdet -----------------------------------------------------------------------------
+
+TYPED_TEST(LinalgGradSolve, Inv) {
+  using T = TypeParam;
+  auto f = [](const auto& A) { return la::inv(A); };
+  const auto A = well_conditioned<T>(4, {}, 151);
+  expect_close("A inv(A) = I", values(tx::matmul(A, f(A))), values(Tensor<T>::eye(4)), 1e-13);
+  TENAX_CHECK_GRADS(f, A);
+  const auto Ab = well_conditioned<T>(3, {3}, 152);
+  TENAX_CHECK_GRADS(f, Ab);
+  expect_batch_matches_loop(f, Ab);
+  expect_layout_invariant(f, transposed_view(Ab));
+  TENAX_CHECK_GRADS(f, step_view(Ab));
+}
+
+TYPED_TEST(LinalgGradSolve, Det) {
+  using T = TypeParam;
+  auto f = [](const auto& A) { return la::det(A); };
+  const auto A = well_conditioned<T>(4, {}, 161, 2.0);
+  TENAX_CHECK_GRADS(f, A);
+  const auto Ab = well_conditioned<T>(3, {3}, 162, 2.0);
+  TENAX_CHECK_GRADS(f, Ab);
+  expect_batch_matches_loop(f, Ab);
+  expect_layout_invariant(f, transposed_view(Ab));
+  TENAX_CHECK_GRADS(f, step_view(Ab));
+  // A matrix with a negative determinant (rows 0 and 1 of a diagonally dominant matrix swapped).
+  const auto P = Tensor<T>::from_row_major({3, 3}, {T(0), T(1), T(0), T(1), T(0), T(0), T(0), T(0), T(1)});
+  const auto An = tx::matmul(P, well_conditioned<T>(3, {}, 163));
+  if constexpr (!tx::is_complex_v<T>) EXPECT_LT(f(An).item(), 0);
+  TENAX_CHECK_GRADS(f, An);
+}
+
+TYPED_TEST(LinalgGradSolve, SlogdetBothOutputs) {
+  using T = TypeParam;
+  auto fs = [](const auto& A) { return la::slogdet(A).first; };
+  auto fl = [](const auto& A) { return la::slogdet(A).second; };
+  auto both = [](const auto& A) {  // (sign, log|det|) stacked as one output of A's type
+    using S = scalar_of<decltype(A)>;
+    auto [s, l] = la::slogdet(A);
+    return tx::stack(std::vector<Tensor<S>>{s, tx::cast<S>(l)}, 0);
+  };
+  const auto P = Tensor<T>::from_row_major({3, 3}, {T(0), T(1), T(0), T(1), T(0), T(0), T(0), T(0), T(1)});
+  for (const auto& A : {well_conditioned<T>(4, {}, 171), tx::matmul(P, well_conditioned<T>(3, {}, 172))}) {
+    const auto [s, l] = la::slogdet(A);
+    expect_close("sign exp(logabs) = det", values(tx::mul(s, tx::cast<T>(tx::exp(l)))), values(la::det(A)), 1e-14);
+    TENAX_CHECK_GRADS(fs, A);
+    TENAX_CHECK_GRADS(fl, A);
+    TENAX_CHECK_GRADS(both, A);
+  }
+  const auto Ab = well_conditioned<T>(3, {3}, 173);
+  TENAX_CHECK_GRADS(both, Ab);
+  expect_batch_matches_loop(both, Ab);
+  expect_batch_matches_loop(fl, Ab);
+  expect_layout_invariant(both, transposed_view(Ab));
+  TENAX_CHECK_GRADS(both, step_view(Ab));
+}
+
+// ---- solve_triangular ----------------------------------------------------------------------------
+
+// Every combination of upper/lower x left/right x N/T/C x unit/non-unit; gradients with respect
+// to both the triangular matrix (only its referenced triangle matters, so the full random matrix
+// is a valid input for finite differences) and the right-hand side.
+TYPED_TEST(LinalgGradSolve, SolveTriangularAllFlags) {
+  using T = TypeParam;
+  const std::int64_t n = 4, k = 3;
+  // Off-diagonal entries ~0.5, diagonal shifted by n: well conditioned, also with a unit diagonal.
+  const auto A = tx::add(tx::mul(Tensor<T>::randn({n, n}, 181), T(0.5)), tx::mul(Tensor<T>::eye(n), T(n)));
+  for (bool upper : {false, true})
+    for (bool left : {true, false})
+      for (bool unit : {false, true})
+        for (la::Trans t : {la::Trans::N, la::Trans::T, la::Trans::C}) {
+          SCOPED_TRACE(std::string(upper ? "upper" : "lower") + (left ? " left" : " right") +
+                       (unit ? " unit " : " non-unit ") + trans_name(t));
+          auto f = [=](const auto& A, const auto& B) { return la::solve_triangular(A, B, upper, left, unit, t); };
+          const auto B = left ? Tensor<T>::randn({n, k}, 182) : Tensor<T>::randn({k, n}, 183);
+          // Value: op(tri(A)) X = B (left) or X op(tri(A)) = B (right).
+          Tensor<T> Tm = upper ? tx::triu(A, unit ? 1 : 0) : tx::tril(A, unit ? -1 : 0);
+          if (unit) Tm = tx::add(Tm, Tensor<T>::eye(n));
+          const auto X = f(A, B);
+          const auto opT = apply_op(Tm, t);
+          expect_close("triangular solve residual", values(left ? tx::matmul(opT, X) : tx::matmul(X, opT)), values(B),
+                       1e-13);
+          TENAX_CHECK_GRADS(f, A, B);
+        }
+}
+
+TYPED_TEST(LinalgGradSolve, SolveTriangularBatchedAndViews) {
+  using T = TypeParam;
+  const std::int64_t n = 4;
+  const auto A =
+      tx::add(tx::mul(Tensor<T>::randn({n, n, 3}, 191), T(0.5)), tx::mul(tx::lgtest::eye_batch<T>(n, {3}), T(n)));
+  for (bool upper : {false, true})
+    for (la::Trans t : {la::Trans::N, la::Trans::C}) {
+      SCOPED_TRACE(std::string(upper ? "upper " : "lower ") + trans_name(t));
+      auto f = [=](const auto& A, const auto& B) { return la::solve_triangular(A, B, upper, true, false, t); };
+      auto fr = [=](const auto& A, const auto& B) { return la::solve_triangular(A, B, upper, false, true, t); };
+      const auto B = Tensor<T>::randn({n, 2, 3}, 192), Br = Tensor<T>::randn({2, n, 3}, 193);
+      TENAX_CHECK_GRADS(f, A, B);
+      expect_batch_matches_loop(f, A, B);
+      expect_batch_matches_loop(fr, A, Br);
+      // Broadcast batch dimensions: an unbatched A against a batched B and vice versa.
+      TENAX_CHECK_GRADS(f, batch_elem(A, 1), B);
+      TENAX_CHECK_GRADS(fr, A, batch_elem(Br, 2));
+      // Views: a transposed view of A (not a unit row stride) and a step-2 slice of B.
+      expect_layout_invariant(f, transposed_view(A), step_view(B));
+      expect_layout_invariant(fr, step_view(A), transposed_view(Br));
+      TENAX_CHECK_GRADS(f, transposed_view(A), step_view(B));
+    }
+}
+
+// ---- lu_solve ------------------------------------------------------------------------------------
+
+TYPED_TEST(LinalgGradSolve, LuSolveWrtB) {
+  using T = TypeParam;
+  const auto A = well_conditioned<T>(4, {}, 201, 1.0);
+  const auto lf = la::lu_factor(A);
+  const Tensor<T> LU = lf.first;
+  const auto piv = lf.second;
+  const auto B = Tensor<T>::randn({4, 3}, 202);
+  for (la::Trans t : {la::Trans::N, la::Trans::T, la::Trans::C}) {
+    SCOPED_TRACE(trans_name(t));
+    auto f = [=](const auto& B) {
+      using S = scalar_of<decltype(B)>;
+      return la::lu_solve(tx::cast<S>(LU), piv, B, t);
+    };
+    expect_close("lu_solve == solve(op(A), B)", values(f(B)), values(la::solve(apply_op(A, t), B)), 1e-13);
+    TENAX_CHECK_GRADS(f, B);
+  }
+}
+
+TYPED_TEST(LinalgGradSolve, LuSolveWrtLU) {
+  using T = TypeParam;
+  const auto A = well_conditioned<T>(4, {}, 211, 1.0);
+  const auto lf = la::lu_factor(A);
+  const Tensor<T> LU = lf.first;
+  const auto piv = lf.second;
+  const auto B = Tensor<T>::randn({4, 2}, 212);
+  // The packed factors as an independent input (op = N).
+  auto f = [piv](const auto& LU, const auto& B) { return la::lu_solve(LU, piv, B); };
+  TENAX_CHECK_GRADS(f, LU, B);
+  // Through lu_factor: lu_solve(lu_factor(A), B) has the derivatives of solve(A, B).
+  auto g = [](const auto& A, const auto& B) {
+    auto [LU, piv] = la::lu_factor(A);
+    return la::lu_solve(LU, piv, B);
+  };
+  TENAX_CHECK_GRADS(g, A, B);
+  {
+    auto s = [](const auto& A, const auto& B) { return la::solve(A, B); };
+    const auto w = Tensor<T>::randn({4, 2}, 213);
+    auto lg = [&](const auto& A, const auto& B) { return tx::testing::re_inner(w, g(A, B)); };
+    auto ls = [&](const auto& A, const auto& B) { return tx::testing::re_inner(w, s(A, B)); };
+    const auto [gA1, gB1] = tx::grad(lg, A, B);
+    const auto [gA2, gB2] = tx::grad(ls, A, B);
+    expect_close("d lu_solve(lu_factor(A), B)/dA == d solve(A, B)/dA", values(gA1), values(gA2), 1e-12);
+    expect_close("... /dB", values(gB1), values(gB2), 1e-12);
+  }
+  // op = T or C: differentiable in LU too (lu_solve then builds the solve from LU's triangles).
+  for (la::Trans t : {la::Trans::T, la::Trans::C}) {
+    SCOPED_TRACE(trans_name(t));
+    auto ft = [piv, t](const auto& LU, const auto& B) { return la::lu_solve(LU, piv, B, t); };
+    TENAX_CHECK_GRADS(ft, LU, B);
+  }
+}
+
+TYPED_TEST(LinalgGradSolve, LuSolveBatchedAndViews) {
+  using T = TypeParam;
+  const auto A = well_conditioned<T>(4, {3}, 221, 1.0);
+  const auto lf = la::lu_factor(A);
+  const Tensor<T> LU = lf.first;
+  const auto piv = lf.second;
+  const auto B = Tensor<T>::randn({4, 2, 3}, 222);
+  for (la::Trans t : {la::Trans::N, la::Trans::T, la::Trans::C}) {
+    SCOPED_TRACE(trans_name(t));
+    auto f = [=](const auto& B) {
+      using S = scalar_of<decltype(B)>;
+      return la::lu_solve(tx::cast<S>(LU), piv, B, t);
+    };
+    TENAX_CHECK_GRADS(f, B);
+    TENAX_CHECK_GRADS(f, batch_elem(B, 0));  // B broadcast over LU's batch
+    expect_layout_invariant(f, step_view(B));
+  }
+  auto f = [piv](const auto& LU, const auto& B) { return la::lu_solve(LU, piv, B); };
+  TENAX_CHECK_GRADS(f, LU, B);
+  expect_layout_invariant(f, transposed_view(LU), step_view(B));
+  // Batched == loop, through lu_factor (so each batch element gets its own pivots).
+  auto g = [](const auto& A, const auto& B) {
+    auto [LU, piv] = la::lu_factor(A);
+    return la::lu_solve(LU, piv, B);
+  };
+  expect_batch_matches_loop(g, A, B);
+}

@@ -1,0 +1,286 @@
+// Gradient tests for the spectral decompositions: eigh / eigvalsh and svd / svdvals. Each case runs
+// the full harness (tests/support/gradcheck.hpp): JVP vs central differences, VJP vs JVP exactly,
+// second order, float32 vs float64; for float64 and complex128. Plus batched == loop over the
+// batch, and non-contiguous views == contiguous copies.
+//
+// Conventions (MATH.md sections 5, 6, 8): eigh follows PyTorch (tangents Hermitian, gradient
+// Hermitian), so it is tested through eigh(A + A^H). Eigen/singular vectors are only defined up to
+// a sign (real) or phase (complex) per column, so they are tested through gauge-invariant probes
+// (eigenvalues, V diag(c) V^H, |V|; S, U diag(c) V^H, |U|, |Vh|), except with canonical_gauge =
+// true, where the raw vectors are a differentiable function of A and are checked directly.
+// Inputs have well-separated spectra: eigenvalues -1.6, -0.9, -0.2, ... (gaps 0.7), singular
+// values ..., 2.8, 2.0, 1.2 (gaps 0.8).
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "linalg/linalg_grad_support.hpp"
+
+namespace tx = tenax;
+namespace la = tenax::linalg;
+using tx::Tensor;
+using tx::lgtest::eigh_input;
+using tx::lgtest::expect_batch_matches_loop;
+using tx::lgtest::herm;
+using tx::lgtest::mshape;
+using tx::lgtest::step_view;
+using tx::lgtest::svd_input;
+using tx::lgtest::transposed_view;
+using tx::lgtest::weight_row;
+using tx::testing::expect_close;
+using tx::testing::expect_layout_invariant;
+using tx::testing::values;
+
+namespace {
+
+template <class T>
+class LinalgGradSpectral : public ::testing::Test {};
+TYPED_TEST_SUITE(LinalgGradSpectral, tx::lgtest::Types);
+
+const std::vector<std::pair<std::int64_t, std::int64_t>> kShapes = {{4, 4}, {6, 4}, {4, 6}};
+
+std::string shape_name(std::int64_t m, std::int64_t n) { return std::to_string(m) + "x" + std::to_string(n); }
+
+// eigh probes, each a function of A through the Hermitian wrapper A + A^H.
+struct EighProbes {
+  bool upper = false;
+  auto values_probe() const {
+    return [u = upper](const auto& A) { return la::eigh(herm(A), u).first; };
+  }
+  auto vcv_probe() const {  // V diag(c) V^H
+    return [u = upper](const auto& A) {
+      const auto V = la::eigh(herm(A), u).second;
+      return tx::matmul(tx::mul(V, weight_row(A, V.shape()[1])), V.mH());
+    };
+  }
+  auto absv_probe() const {  // |V|
+    return [u = upper](const auto& A) { return tx::abs(la::eigh(herm(A), u).second); };
+  }
+  auto canonical_v() const {  // raw V in the canonical gauge
+    return [u = upper](const auto& A) { return la::eigh(herm(A), u, la::Degeneracy{}, true).second; };
+  }
+};
+
+// svd probes.
+auto s_probe(bool full) {
+  return [full](const auto& A) { return std::get<1>(la::svd(A, full)); };
+}
+auto usv_probe(bool full) {  // U diag(c) V^H on the thin columns
+  return [full](const auto& A) {
+    const auto [U, S, Vh] = la::svd(A, full);
+    const std::int64_t k = S.shape()[0];
+    const auto Ut = U.slice(1, 0, k), Vht = Vh.slice(0, 0, k);
+    return tx::matmul(tx::mul(Ut, weight_row(A, k)), Vht);
+  };
+}
+auto absu_probe() {
+  return [](const auto& A) { return tx::abs(std::get<0>(la::svd(A))); };
+}
+auto absvh_probe() {
+  return [](const auto& A) { return tx::abs(std::get<2>(la::svd(A))); };
+}
+auto canonical_u() {
+  return [](const auto& A) { return std::get<0>(la::svd(A, false, la::Degeneracy{}, true)); };
+}
+auto canonical_vh() {
+  return [](const auto& A) { return std::get<2>(la::svd(A, false, la::Degeneracy{}, true)); };
+}
+
+// eigvalsh and svdvals compute the vectors their rules need only when a derivative may be taken
+// (MATH.md sections 5, 6; one LAPACK call either way, which test_linalg_counts pins), so their value
+// under AD comes from another LAPACK path (jobz 'V'/'S' instead of 'N') and differs from the value
+// without AD by rounding. The harness compares those values bit for bit, so these probes take their
+// value from a call without AD and all derivatives from the call with AD: plain + (y - detach(y))
+// is exactly `plain` and has exactly y's derivatives (first and second order). The size of the
+// value difference is asserted separately (ValueUnderAD tests).
+template <class Op>
+auto value_from_plain_call(Op op) {
+  return [op](const auto& A) {
+    const auto plain = op(A.detach());
+    const auto y = op(A);
+    return tx::add(plain, tx::sub(y, y.detach()));
+  };
+}
+
+// Relative difference between op's value with and without AD (a tangent on the input).
+template <class Op, class T>
+void expect_value_under_ad_close(Op op, const Tensor<T>& A, double rtol) {
+  const auto plain = op(A);
+  const auto [y, dy] = tx::jvp(op, A, Tensor<T>::randn(A.shape(), 77));
+  expect_close("value with AD vs without", values(y), values(plain), rtol);
+}
+
+}  // namespace
+
+// ---- eigh / eigvalsh -----------------------------------------------------------------------------
+
+TYPED_TEST(LinalgGradSpectral, EighProbes) {
+  using T = TypeParam;
+  for (bool upper : {false, true}) {
+    SCOPED_TRACE(upper ? "upper" : "lower");
+    const EighProbes p{upper};
+    for (std::int64_t n : {3, 5}) {
+      SCOPED_TRACE("n = " + std::to_string(n));
+      const auto A = eigh_input<T>(n, {}, 400 + static_cast<std::uint64_t>(n) + (upper ? 10 : 0));
+      const auto [w, V] = la::eigh(herm(A), upper);
+      expect_close("eigenvalues", values(w), values(Tensor<double>::from_col_major({n}, tx::lgtest::spread(n))), 1e-13);
+      expect_close("V diag(w) V^H = A + A^H", values(tx::matmul(tx::mul(V, tx::cast<T>(w.reshape({1, n}))), V.mH())),
+                   values(herm(A)), 1e-13);
+      TENAX_CHECK_GRADS(p.values_probe(), A);
+      TENAX_CHECK_GRADS(p.vcv_probe(), A);
+      TENAX_CHECK_GRADS(p.absv_probe(), A);
+    }
+  }
+}
+
+TYPED_TEST(LinalgGradSpectral, EighCanonicalGaugeRawV) {
+  using T = TypeParam;
+  for (bool upper : {false, true}) {
+    SCOPED_TRACE(upper ? "upper" : "lower");
+    const EighProbes p{upper};
+    const auto A = eigh_input<T>(4, {}, 420 + (upper ? 1 : 0));
+    const auto V = p.canonical_v()(A);
+    // The gauge: each column's first largest-magnitude entry is real and positive.
+    for (std::int64_t j = 0; j < 4; ++j) {
+      std::int64_t k = 0;
+      for (std::int64_t i = 1; i < 4; ++i)
+        if (std::abs(V.at({i, j})) > std::abs(V.at({k, j}))) k = i;
+      EXPECT_GT(std::real(V.at({k, j})), 0);
+      EXPECT_EQ(std::imag(std::complex<double>(V.at({k, j}))), 0);
+    }
+    TENAX_CHECK_GRADS(p.canonical_v(), A);
+  }
+  // Batched: the raw canonical vectors, batched == loop.
+  const auto Ab = eigh_input<T>(4, {3}, 425);
+  TENAX_CHECK_GRADS(EighProbes{}.canonical_v(), Ab);
+  expect_batch_matches_loop(EighProbes{}.canonical_v(), Ab);
+}
+
+TYPED_TEST(LinalgGradSpectral, Eigvalsh) {
+  using T = TypeParam;
+  auto f = value_from_plain_call([](const auto& A) { return la::eigvalsh(herm(A)); });
+  auto fu = value_from_plain_call([](const auto& A) { return la::eigvalsh(herm(A), true); });
+  for (std::int64_t n : {3, 6}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto A = eigh_input<T>(n, {}, 430 + static_cast<std::uint64_t>(n));
+    expect_close("eigvalsh == eigh values", values(f(A)), values(la::eigh(herm(A)).first), 1e-14);
+    TENAX_CHECK_GRADS(f, A);
+    TENAX_CHECK_GRADS(fu, A);
+  }
+}
+
+TYPED_TEST(LinalgGradSpectral, EigvalshValueUnderAD) {
+  using T = TypeParam;
+  // With AD the eigenvalues come from syevd with vectors, without AD from syevd without: equal
+  // to rounding (not bit for bit; see value_from_plain_call).
+  expect_value_under_ad_close([](const auto& A) { return la::eigvalsh(herm(A)); }, eigh_input<T>(5, {}, 435), 1e-14);
+}
+
+TYPED_TEST(LinalgGradSpectral, EighBatchedAndViews) {
+  using T = TypeParam;
+  const EighProbes p{}, pu{true};
+  auto fe = [](const auto& A) { return la::eigvalsh(herm(A)); };
+  auto fe_ad = value_from_plain_call(fe);
+  const auto A = eigh_input<T>(4, {3}, 440);
+  TENAX_CHECK_GRADS(p.vcv_probe(), A);
+  TENAX_CHECK_GRADS(fe_ad, A);
+  expect_batch_matches_loop(p.values_probe(), A);
+  expect_batch_matches_loop(p.vcv_probe(), A);
+  expect_batch_matches_loop(pu.absv_probe(), A);
+  expect_batch_matches_loop(fe, A);
+  // Views reaching the op directly (no wrapper) and through the wrapper.
+  auto raw = [](const auto& H) { return la::eigh(H).first; };
+  auto rawu = [](const auto& H) { return la::eigvalsh(H, true); };
+  const auto H = herm(A);
+  expect_layout_invariant(raw, transposed_view(H));
+  expect_layout_invariant(rawu, step_view(H));
+  expect_layout_invariant(p.vcv_probe(), transposed_view(A));
+  expect_layout_invariant(pu.absv_probe(), step_view(A));
+  TENAX_CHECK_GRADS(p.vcv_probe(), step_view(A));
+  TENAX_CHECK_GRADS(fe_ad, transposed_view(A));
+}
+
+// ---- svd / svdvals -------------------------------------------------------------------------------
+
+TYPED_TEST(LinalgGradSpectral, SvdProbes) {
+  using T = TypeParam;
+  std::uint64_t seed = 450;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = svd_input<T>(m, n, {}, seed += 2);
+    const std::int64_t k = std::min(m, n);
+    const auto [U, S, Vh] = la::svd(A);
+    EXPECT_EQ(U.shape(), mshape(m, k));
+    EXPECT_EQ(Vh.shape(), mshape(k, n));
+    expect_close("U diag(S) Vh = A", values(tx::matmul(tx::mul(U, tx::cast<T>(S.reshape({1, k}))), Vh)), values(A),
+                 1e-13);
+    TENAX_CHECK_GRADS(s_probe(false), A);
+    TENAX_CHECK_GRADS(s_probe(true), A);
+    TENAX_CHECK_GRADS(usv_probe(false), A);
+    TENAX_CHECK_GRADS(usv_probe(true), A);
+    TENAX_CHECK_GRADS(absu_probe(), A);
+    TENAX_CHECK_GRADS(absvh_probe(), A);
+  }
+}
+
+TYPED_TEST(LinalgGradSpectral, SvdCanonicalGaugeRawUV) {
+  using T = TypeParam;
+  std::uint64_t seed = 460;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = svd_input<T>(m, n, {}, seed += 2);
+    const auto [U, S, Vh] = la::svd(A, false, la::Degeneracy{}, true);
+    const std::int64_t k = std::min(m, n);
+    expect_close("canonical U diag(S) Vh = A", values(tx::matmul(tx::mul(U, tx::cast<T>(S.reshape({1, k}))), Vh)),
+                 values(A), 1e-13);
+    TENAX_CHECK_GRADS(canonical_u(), A);
+    TENAX_CHECK_GRADS(canonical_vh(), A);
+  }
+  const auto Ab = svd_input<T>(5, 3, {3}, 469);
+  expect_batch_matches_loop(canonical_u(), Ab);
+  expect_batch_matches_loop(canonical_vh(), Ab);
+}
+
+TYPED_TEST(LinalgGradSpectral, Svdvals) {
+  using T = TypeParam;
+  auto f = value_from_plain_call([](const auto& A) { return la::svdvals(A); });
+  std::uint64_t seed = 470;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = svd_input<T>(m, n, {}, seed += 2);
+    expect_close("svdvals == svd S", values(f(A)), values(std::get<1>(la::svd(A))), 1e-14);
+    TENAX_CHECK_GRADS(f, A);
+  }
+}
+
+TYPED_TEST(LinalgGradSpectral, SvdvalsValueUnderAD) {
+  using T = TypeParam;
+  // With AD the singular values come from gesdd with vectors (jobz 'S'), without AD from gesdd
+  // with jobz 'N': equal to rounding (not bit for bit; see value_from_plain_call).
+  std::uint64_t seed = 475;
+  for (auto [m, n] : kShapes)
+    expect_value_under_ad_close([](const auto& A) { return la::svdvals(A); }, svd_input<T>(m, n, {}, seed += 2), 1e-14);
+}
+
+TYPED_TEST(LinalgGradSpectral, SvdBatchedAndViews) {
+  using T = TypeParam;
+  auto fs = [](const auto& A) { return la::svdvals(A); };
+  std::uint64_t seed = 480;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto A = svd_input<T>(m, n, {3}, seed += 2);
+    TENAX_CHECK_GRADS(usv_probe(false), A);
+    expect_batch_matches_loop(s_probe(false), A);
+    expect_batch_matches_loop(usv_probe(false), A);
+    expect_batch_matches_loop(absu_probe(), A);
+    expect_batch_matches_loop(absvh_probe(), A);
+    expect_batch_matches_loop(fs, A);
+    expect_layout_invariant(usv_probe(false), transposed_view(A));
+    expect_layout_invariant(absvh_probe(), step_view(A));
+    expect_layout_invariant(fs, step_view(A));
+    TENAX_CHECK_GRADS(absu_probe(), transposed_view(A));
+  }
+}

@@ -1,0 +1,316 @@
+// Elementwise unary ops: values against the scalar functions, then the full AD check (JVP vs
+// finite differences, VJP vs JVP, second order, float32 vs float64) on real and complex inputs,
+// views, scalars and empty tensors.
+#include <gtest/gtest.h>
+
+#include <complex>
+
+#include "support/gradcheck.hpp"
+
+namespace tx = tenax;
+using tx::Tensor;
+using tx::testing::expect_ad;
+using tx::testing::expect_layout_invariant;
+using tx::testing::lit;
+using tx::testing::noncontiguous;
+using tx::testing::rand_away;
+using C = std::complex<double>;
+
+namespace {
+
+// y = f(x) elementwise equals ref(x_i).
+template <class F, class R, class T>
+void expect_values(F f, R ref, const Tensor<T>& x) {
+  const auto y = f(x);
+  ASSERT_EQ(y.shape(), x.shape());
+  const auto xv = x.to_vector();
+  const auto yv = y.to_vector();
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const auto r = ref(xv[i]);
+    EXPECT_LE(std::abs(yv[i] - r), 1e-15 * std::abs(r) + 1e-300) << "element " << i << " of f(" << xv[i] << ")";
+  }
+}
+
+// The standard battery for an elementwise op on inputs drawn by make(shape, seed): values, AD on a
+// matrix, a batched tensor, a rank-0 scalar and a view, and an empty tensor.
+template <class T, class F, class R, class Make>
+void unary_suite(F f, R ref, Make make) {
+  const Tensor<T> x = make(tx::Shape{3, 4}, 1);
+  expect_values(f, ref, x);
+  TENAX_CHECK_GRADS(f, x);
+  TENAX_CHECK_GRADS(f, make(tx::Shape{2, 3, 2}, 2));
+  TENAX_CHECK_GRADS(f, make(tx::Shape{}, 3));
+  const Tensor<T> xv = noncontiguous(x);
+  EXPECT_FALSE(xv.is_contiguous());
+  TENAX_CHECK_GRADS(f, xv);
+  expect_layout_invariant(f, xv);
+  const Tensor<T> e = Tensor<T>::randn({0, 3}, 4);
+  EXPECT_EQ(f(e).shape(), e.shape());
+  TENAX_CHECK_GRADS(f, e);
+}
+
+template <class T>
+auto signed_input() {
+  return [](const tx::Shape& s, std::uint64_t seed) { return rand_away<T>(s, seed); };
+}
+template <class T>
+auto positive_input(double lo = 0.3, double hi = 2.0) {  // complex: both parts in [lo, hi), off the branch cut
+  return [=](const tx::Shape& s, std::uint64_t seed) { return Tensor<T>::rand(s, seed, lo, hi); };
+}
+
+}  // namespace
+
+TEST(Unary, Neg) {
+  auto f = [](const auto& x) { return tx::neg(x); };
+  unary_suite<double>(
+      f, [](double v) { return -v; }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return -v; }, signed_input<C>());
+  auto g = [](const auto& x) { return -x; };
+  TENAX_CHECK_GRADS(g, rand_away<C>({3, 2}, 5));
+}
+
+TEST(Unary, Abs) {
+  auto f = [](const auto& x) { return tx::abs(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::abs(v); }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return std::abs(v); }, signed_input<C>());
+}
+
+TEST(Unary, Sign) {
+  auto f = [](const auto& x) { return tx::sign(x); };
+  unary_suite<double>(
+      f, [](double v) { return v > 0 ? 1.0 : -1.0; }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return v / std::abs(v); }, signed_input<C>());
+}
+
+TEST(Unary, Exp) {
+  auto f = [](const auto& x) { return tx::exp(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::exp(v); }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return std::exp(v); }, signed_input<C>());
+}
+
+TEST(Unary, Log) {
+  auto f = [](const auto& x) { return tx::log(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::log(v); }, positive_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return std::log(v); }, positive_input<C>());
+}
+
+TEST(Unary, Log1p) {
+  auto f = [](const auto& x) { return tx::log1p(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::log1p(v); }, positive_input<double>(-0.5, 2.0));
+}
+
+TEST(Unary, Expm1) {
+  auto f = [](const auto& x) { return tx::expm1(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::expm1(v); }, signed_input<double>());
+}
+
+TEST(Unary, Sqrt) {
+  auto f = [](const auto& x) { return tx::sqrt(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::sqrt(v); }, positive_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return std::sqrt(v); }, positive_input<C>());
+}
+
+TEST(Unary, Rsqrt) {
+  auto f = [](const auto& x) { return tx::rsqrt(x); };
+  unary_suite<double>(
+      f, [](double v) { return 1 / std::sqrt(v); }, positive_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return 1.0 / std::sqrt(v); }, positive_input<C>());
+}
+
+TEST(Unary, Square) {
+  auto f = [](const auto& x) { return tx::square(x); };
+  unary_suite<double>(
+      f, [](double v) { return v * v; }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return v * v; }, signed_input<C>());
+}
+
+TEST(Unary, Sin) {
+  auto f = [](const auto& x) { return tx::sin(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::sin(v); }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return std::sin(v); }, signed_input<C>());
+}
+
+TEST(Unary, Cos) {
+  auto f = [](const auto& x) { return tx::cos(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::cos(v); }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return std::cos(v); }, signed_input<C>());
+}
+
+TEST(Unary, Tanh) {
+  auto f = [](const auto& x) { return tx::tanh(x); };
+  unary_suite<double>(
+      f, [](double v) { return std::tanh(v); }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return std::tanh(v); }, signed_input<C>());
+}
+
+TEST(Unary, Sigmoid) {
+  auto f = [](const auto& x) { return tx::sigmoid(x); };
+  unary_suite<double>(
+      f, [](double v) { return 1 / (1 + std::exp(-v)); }, signed_input<double>());
+  unary_suite<C>(
+      f, [](C v) { return 1.0 / (1.0 + std::exp(-v)); }, signed_input<C>());
+}
+
+TEST(Unary, Relu) {
+  auto f = [](const auto& x) { return tx::relu(x); };
+  unary_suite<double>(
+      f, [](double v) { return v > 0 ? v : 0.0; }, signed_input<double>());
+}
+
+TEST(Unary, Conj) {
+  auto f = [](const auto& x) { return tx::conj(x); };
+  unary_suite<C>(
+      f, [](C v) { return std::conj(v); }, signed_input<C>());
+  unary_suite<double>(
+      f, [](double v) { return v; }, signed_input<double>());  // identity
+}
+
+TEST(Unary, Real) {
+  auto f = [](const auto& x) { return tx::real(x); };
+  unary_suite<C>(
+      f, [](C v) { return std::real(v); }, signed_input<C>());
+  unary_suite<double>(
+      f, [](double v) { return v; }, signed_input<double>());
+}
+
+TEST(Unary, Imag) {
+  auto f = [](const auto& x) { return tx::imag(x); };
+  unary_suite<C>(
+      f, [](C v) { return std::imag(v); }, signed_input<C>());
+  unary_suite<double>(
+      f, [](double) { return 0.0; }, signed_input<double>());
+}
+
+TEST(Unary, PowScalar) {
+  auto p25 = [](const auto& x) { return tx::pow(x, lit(x, 2.5)); };
+  unary_suite<double>(
+      p25, [](double v) { return std::pow(v, 2.5); }, positive_input<double>());
+  auto p3 = [](const auto& x) { return tx::pow(x, lit(x, 3.0)); };  // integer power of negative bases
+  unary_suite<double>(
+      p3, [](double v) { return std::pow(v, 3.0); }, signed_input<double>());
+  auto pneg = [](const auto& x) { return tx::pow(x, lit(x, -1.5)); };
+  unary_suite<double>(
+      pneg, [](double v) { return std::pow(v, -1.5); }, positive_input<double>());
+  auto p0 = [](const auto& x) { return tx::pow(x, lit(x, 0.0)); };  // constant 1, derivative 0
+  unary_suite<double>(
+      p0, [](double) { return 1.0; }, signed_input<double>());
+  auto pc = [](const auto& x) {
+    using S = tx::testing::scalar_of<decltype(x)>;
+    return tx::pow(x, S(0.7, -0.4));
+  };
+  unary_suite<C>(
+      pc, [](C v) { return std::pow(v, C(0.7, -0.4)); }, positive_input<C>());
+  auto p2 = [](const auto& x) { return tx::pow(x, lit(x, 2.0)); };
+  unary_suite<C>(
+      p2, [](C v) { return std::pow(v, C(2.0)); }, positive_input<C>());
+}
+
+TEST(Unary, PowTensor) {
+  auto f = [](const auto& x, const auto& e) { return tx::pow(x, e); };
+  const auto x = Tensor<double>::rand({3, 4}, 1, 0.3, 2.0);
+  const auto e = Tensor<double>::randn({3, 4}, 2);
+  TENAX_CHECK_GRADS(f, x, e);
+  TENAX_CHECK_GRADS(f, x, Tensor<double>::randn({3}, 3));           // exponent broadcast along dim 1
+  TENAX_CHECK_GRADS(f, Tensor<double>::rand({3}, 4, 0.3, 2.0), e);  // base broadcast
+  TENAX_CHECK_GRADS(f, x, Tensor<double>::randn({}, 5));            // rank-0 exponent
+  const auto xc = Tensor<C>::rand({3, 4}, 6, 0.3, 2.0);
+  TENAX_CHECK_GRADS(f, xc, Tensor<C>::randn({3, 4}, 7));
+  TENAX_CHECK_GRADS(f, xc, Tensor<C>::randn({1, 4}, 8));
+  expect_layout_invariant(f, noncontiguous(x), noncontiguous(e));
+  const auto y = f(x, e);
+  for (std::int64_t i = 0; i < 3; ++i)
+    for (std::int64_t j = 0; j < 4; ++j) EXPECT_DOUBLE_EQ(y.at({i, j}), std::pow(x.at({i, j}), e.at({i, j})));
+  TENAX_CHECK_GRADS(f, Tensor<double>::rand({0, 4}, 9, 0.3, 2.0), Tensor<double>::randn({0, 4}, 10));
+  EXPECT_TENAX_ERROR(f(x, Tensor<double>::randn({4}, 1)), "pow");
+}
+
+TEST(Unary, PowTensorAtZeroBase) {
+  // As PyTorch: d/de x^e = 0 at x = 0 (0^e = 0 for e > 0) and d/dx x^e = 0 where e = 0 (x^0 = 1),
+  // instead of 0 * (-inf) and 0 * inf.
+  const auto x = Tensor<double>::from_col_major({3}, {0.0, 0.0, 2.0});
+  const auto e = Tensor<double>::from_col_major({3}, {2.0, 0.0, 1.5});
+  auto loss = [](const auto& a, const auto& b) { return tx::sum(tx::pow(a, b)); };
+  const auto [gx, ge] = tx::grad(loss, x, e);
+  EXPECT_EQ(gx.to_vector(), (std::vector<double>{0, 0, 1.5 * std::sqrt(2.0)}));
+  EXPECT_EQ(ge.to_vector()[0], 0.0);
+  EXPECT_EQ(ge.to_vector()[1], 0.0);
+  EXPECT_NEAR(ge.to_vector()[2], std::pow(2.0, 1.5) * std::log(2.0), 1e-15);
+  const auto ones = Tensor<double>::ones({3});
+  const auto [y, t] = tx::jvp([&](const auto& b) { return tx::pow(x, b); }, e, ones);
+  EXPECT_EQ(t.to_vector()[0], 0.0);
+  EXPECT_EQ(t.to_vector()[1], 0.0);
+  // Second order stays finite: d2/dx2 x^2 = 2 at x = 0, d2/de2 0^e = 0.
+  const auto hx = tx::hvp([&](const auto& a) { return loss(a, e); }, x, ones);
+  EXPECT_EQ(hx.to_vector()[0], 2.0);
+  EXPECT_EQ(hx.to_vector()[1], 0.0);
+  const auto he = tx::hvp([&](const auto& b) { return loss(x, b); }, e, ones);
+  EXPECT_EQ(he.to_vector()[0], 0.0);
+  EXPECT_EQ(he.to_vector()[1], 0.0);
+  // The mixed derivative d/dx (d/de x^e) = x^(e-1) (1 + e log x) is kept at e = 0, x != 0 (0.5 at
+  // x = 2), and reads 0 at x = 0, by reverse over reverse.
+  const auto x2 = Tensor<double>::from_col_major({2}, {0.0, 2.0});
+  const auto e2 = Tensor<double>::from_col_major({2}, {2.0, 0.0});
+  const auto mixed =
+      tx::grad([&](const auto& a, const auto& b) { return tx::sum(std::get<1>(tx::grad(loss, a, b))); }, x2, e2);
+  EXPECT_EQ(std::get<0>(mixed).to_vector(), (std::vector<double>{0.0, 0.5}));
+}
+
+TEST(Unary, Complex) {
+  auto f = [](const auto& re, const auto& im) { return tx::complex(re, im); };
+  const auto a = Tensor<double>::randn({3, 4}, 1), b = Tensor<double>::randn({3, 4}, 2);
+  TENAX_CHECK_GRADS(f, a, b);
+  TENAX_CHECK_GRADS(f, a, Tensor<double>::randn({3}, 3));
+  TENAX_CHECK_GRADS(f, Tensor<double>::randn({}, 4), b);
+  TENAX_CHECK_GRADS(f, Tensor<double>::randn({0, 2}, 5), Tensor<double>::randn({0, 2}, 6));
+  expect_layout_invariant(f, noncontiguous(a), b.mT().contiguous().mT());
+  const auto z = f(a, b);
+  for (std::int64_t i = 0; i < 3; ++i)
+    for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(z.at({i, j}), C(a.at({i, j}), b.at({i, j})));
+  EXPECT_EQ(tx::real(z).to_vector(), a.to_vector());
+  EXPECT_EQ(tx::imag(z).to_vector(), b.to_vector());
+  EXPECT_TENAX_ERROR(f(a, Tensor<double>::randn({4}, 1)), "complex");
+}
+
+TEST(Unary, Composite) {
+  // A chain mixing real and complex types: |exp(i x) + z|^2 + x Re(log z), x real, z complex.
+  auto f = [](const auto& x, const auto& z) {
+    auto e = tx::exp(tx::complex(tx::mul(x, lit(x, 0.0)), x));
+    return tx::add(tx::square(tx::abs(tx::add(e, z))), tx::mul(x, tx::real(tx::log(z))));
+  };
+  TENAX_CHECK_GRADS(f, Tensor<double>::randn({3, 2}, 1), Tensor<C>::rand({3, 2}, 2, 0.3, 1.5));
+}
+
+TEST(Unary, KinksUseDocumentedSubgradients) {
+  // abs, sign and relu at exactly 0: derivative 0 (PyTorch and JAX agree).
+  const auto x = Tensor<double>::from_col_major({3}, {-1.0, 0.0, 2.0});
+  auto gabs = tx::grad([](const auto& t) { return tx::sum(tx::abs(t)); }, x);
+  EXPECT_EQ(gabs.to_vector(), (std::vector<double>{-1, 0, 1}));
+  auto grelu = tx::grad([](const auto& t) { return tx::sum(tx::relu(t)); }, x);
+  EXPECT_EQ(grelu.to_vector(), (std::vector<double>{0, 0, 1}));
+  auto gsign = tx::grad([](const auto& t) { return tx::sum(tx::sign(t)); }, x);
+  EXPECT_EQ(gsign.to_vector(), (std::vector<double>{0, 0, 0}));
+  const auto z = Tensor<C>::from_col_major({2}, {C(0, 0), C(3, 4)});
+  EXPECT_EQ(tx::sign(z).to_vector(), (std::vector<C>{C(0, 0), C(0.6, 0.8)}));
+  auto gz = tx::grad([](const auto& t) { return tx::sum(tx::abs(t)); }, z);
+  EXPECT_EQ(gz.to_vector()[0], C(0, 0));
+  EXPECT_NEAR(std::abs(gz.to_vector()[1] - C(0.6, 0.8)), 0, 1e-15);
+}
