@@ -605,3 +605,29 @@ TEST(Transforms, BadInputToJvp) {
       [&] { tx::hvp([&](const TD& a) { return tx::sum(tx::jvp(f, a, TD::ones({2})).second); }, x, TD::ones({2})); },
       "[jvp] nested forward mode");
 }
+
+TEST(Transforms, ReverseOverForward) {
+  // g(x) = sum(J_f(x) v) for f(a) = exp(a) a, whose derivative is exp(a) (1 + a):
+  // dg/dx = exp(x) (2 + x) v. The JVP rules run on tape-connected copies of the outputs, so the
+  // dependence of the tangent on y = f(x) reaches x.
+  const auto x = TD::from_col_major({3}, {0.1, 0.2, -0.3});
+  const auto v = TD::from_col_major({3}, {1.0, -2.0, 0.5});
+  const auto base = tx::allocator_stats().bytes_live;
+  {
+    auto g = tx::grad(
+        [&](const TD& z) { return tx::sum(tx::jvp([](const TD& a) { return tx::exp(a) * a; }, z, v).second); }, x);
+    for (int i = 0; i < 3; ++i) {
+      const double xi = x.at({i}), vi = v.at({i});
+      EXPECT_NEAR(g.at({i}), std::exp(xi) * (2 + xi) * vi, 1e-13);
+    }
+    // A rule that reads a recorded input and the output (rdiv: dy = -(y / a) da).
+    auto h = tx::grad(
+        [&](const TD& z) { return tx::sum(tx::jvp([](const TD& a) { return tx::rdiv(a, 3.0); }, z, v).second); }, x);
+    for (int i = 0; i < 3; ++i) {
+      const double xi = x.at({i}), vi = v.at({i});
+      EXPECT_NEAR(h.at({i}), 6.0 * vi / (xi * xi * xi), 1e-10);
+    }
+  }
+  // No reference cycle between a tangent's graph and the output holding it: everything is freed.
+  EXPECT_EQ(tx::allocator_stats().bytes_live, base);
+}

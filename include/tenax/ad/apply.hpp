@@ -117,6 +117,7 @@ class OpNode final : public Node {
  public:
   OpNode(const Op& op, InTup in, OutTup saved) : op_(op), in_(std::move(in)), saved_(std::move(saved)) {}
   const char* name() const override { return Op::name; }
+  OutTup& saved() { return saved_; }
 
   void apply(GradList& gout, GradList& gin) override {
     constexpr std::size_t NI = tuple_n<InTup>, NO = tuple_n<OutTup>;
@@ -202,47 +203,19 @@ auto apply(const Op& op, const In&... in) {
   using OutTup = std::remove_cvref_t<decltype(as_tuple(r))>;
   constexpr std::size_t NO = tuple_n<OutTup>;
 
-  if (fw) {
-    const InTup inputs(in...);
-    JvpCtx<InTup, OutTup> ctx{inputs, outs, {}};
-    auto set_tangent = [](auto& dst, const auto& src) {
-      if (src.impl()->tangent) dst = std::remove_cvref_t<decltype(dst)>(src.impl()->tangent);
-    };
-    std::apply([&](auto&... d) { std::apply([&](const auto&... s) { (set_tangent(d, s), ...); }, ctx.in); }, ctx.tin);
-    ForwardOffGuard f;
-    auto t = as_tuple(op.jvp(ctx));
-    static_assert(tuple_n<decltype(t)> == NO, "jvp must return one tangent per output");
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (
-          [&] {
-            const auto& ti = std::get<I>(t);
-            const auto& oi = std::get<I>(outs);
-            if (ti.defined() && oi.defined()) {
-              check_rule_result(Op::name, "jvp tangent", ti.impl(), *oi.impl());
-              oi.impl()->tangent = ti.impl();
-            }
-          }(),
-          ...);
-    }
-    (std::make_index_sequence<NO>{});
-  }
-
+  OpNode<Op, InTup, OutTup>* node = nullptr;
   if (rec) {
     OutTup saved;
     if constexpr (saves_outputs<Op>()) {
       [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((std::get<I>(saved) =
-              [&] {
-                if (!std::get<I>(outs).defined()) return std::tuple_element_t<I, OutTup>();
-                ImplPtr p = shallow_copy(*std::get<I>(outs).impl());
-                p->tangent = std::get<I>(outs).impl()->tangent;
-                return std::tuple_element_t<I, OutTup>(std::move(p));
-              }()),
+        ((std::get<I>(saved) = std::get<I>(outs).defined()
+                                   ? std::tuple_element_t<I, OutTup>(shallow_copy(*std::get<I>(outs).impl()))
+                                   : std::tuple_element_t<I, OutTup>()),
          ...);
       }
       (std::make_index_sequence<NO>{});
     }
-    auto* node = Node::create<OpNode<Op, InTup, OutTup>>(op, InTup(in...), std::move(saved));
+    node = Node::create<OpNode<Op, InTup, OutTup>>(op, InTup(in...), std::move(saved));
     NodePtr np(node);
     node->num_outputs = NO;
     node->seq = m.next_seq++;
@@ -258,6 +231,52 @@ auto apply(const Op& op, const In&... in) {
               o->requires_grad = true;
               o->grad_fn = np;
               o->output_nr = static_cast<std::uint32_t>(I);
+            }
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<NO>{});
+  }
+
+  if (fw) {
+    const InTup inputs(in...);
+    // The rule reads the outputs through copies that keep their place on the tape but hold no
+    // tangent: the tangent's graph reaches this node (reverse over forward) without a cycle.
+    OutTup seen;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((std::get<I>(seen) =
+            [&] {
+              const auto& o = std::get<I>(outs);
+              if (!o.defined()) return std::tuple_element_t<I, OutTup>();
+              ImplPtr p = shallow_copy(*o.impl());
+              p->requires_grad = o.impl()->requires_grad;
+              p->grad_fn = o.impl()->grad_fn;
+              p->output_nr = o.impl()->output_nr;
+              return std::tuple_element_t<I, OutTup>(std::move(p));
+            }()),
+       ...);
+    }
+    (std::make_index_sequence<NO>{});
+    JvpCtx<InTup, OutTup> ctx{inputs, seen, {}};
+    auto set_tangent = [](auto& dst, const auto& src) {
+      if (src.impl()->tangent) dst = std::remove_cvref_t<decltype(dst)>(src.impl()->tangent);
+    };
+    std::apply([&](auto&... d) { std::apply([&](const auto&... s) { (set_tangent(d, s), ...); }, ctx.in); }, ctx.tin);
+    ForwardOffGuard f;
+    auto t = as_tuple(op.jvp(ctx));
+    static_assert(tuple_n<decltype(t)> == NO, "jvp must return one tangent per output");
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            const auto& ti = std::get<I>(t);
+            const auto& oi = std::get<I>(outs);
+            if (ti.defined() && oi.defined()) {
+              check_rule_result(Op::name, "jvp tangent", ti.impl(), *oi.impl());
+              oi.impl()->tangent = ti.impl();
+              // The node keeps the tangent's value only (its graph holds the node).
+              if constexpr (saves_outputs<Op>())
+                if (node && std::get<I>(node->saved()).defined())
+                  std::get<I>(node->saved()).impl()->tangent = shallow_copy(*ti.impl());
             }
           }(),
           ...);
