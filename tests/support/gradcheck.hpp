@@ -43,9 +43,8 @@ struct GradOptions {
   double exact_rtol = 1e-12;  // (b) and the agreement of equal quantities computed two ways
   double f32_rtol = 1e-4;     // (d)
   bool second_order = true;   // (c)
-  // (c) also reverse over forward (grad of Re<W, J v>, which is H v). Off by default: the engine
-  // does not support it yet (apply's JVP rules read the op's outputs off the tape).
-  bool reverse_over_forward = false;
+  // (c) also reverse over forward (grad of Re<W, J v>, which is H v).
+  bool reverse_over_forward = true;
   bool f32 = true;  // (d)
   std::uint64_t seed = 7;
 };

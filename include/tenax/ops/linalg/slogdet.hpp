@@ -62,7 +62,11 @@ struct Slogdet {
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     using R = real_t<T>;
-    const Tensor<T> AinvdA = detail::apply(LuSolve{cpu::Trans::N}, c.y2(), c.template y<3>(), c.dx0());
+    // Reuse the saved LU, unless the tangent is being recorded (reverse over forward): then solve
+    // differentiably in A.
+    const bool recorded = is_grad_enabled() && (c.x0().tracks_grad() || c.dx0().tracks_grad());
+    const Tensor<T> AinvdA = recorded ? linalg::solve(c.x0(), c.dx0())
+                                      : detail::apply(LuSolve{cpu::Trans::N}, c.y2(), c.template y<3>(), c.dx0());
     const Tensor<T> t = sum(diagonal(AinvdA), {0});
     Tensor<T> dsign;
     if constexpr (is_complex_v<T>)

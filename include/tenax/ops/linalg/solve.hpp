@@ -49,7 +49,7 @@ struct Solve {
   //   dX = A^-1 (dB - dA X)                     (getrs with the saved LU)
   //   gB = A^-H gX  (getrs 'C', saved LU);   gA = -gB X^H
   // When the result must be differentiable again (higher_order), gB = solve(A^H, gX) instead,
-  // which is a differentiable function of A.
+  // which is a differentiable function of A (likewise dX when the tangent is being recorded).
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
@@ -57,8 +57,12 @@ struct Solve {
     Tensor<T> r;
     if (c.dx1().defined()) r = broadcast_to(c.dx1(), X.shape());
     if (c.dx0().defined()) r = r.defined() ? sub(r, matmul(c.dx0(), X)) : neg(matmul(c.dx0(), X));
-    return std::tuple{detail::apply(LuSolve{cpu::Trans::N}, c.y1(), c.y2(), r), Tensor<T>(), Tensor<std::int32_t>(),
-                      Tensor<std::int32_t>()};
+    // A tangent that is itself being recorded (reverse over forward) must depend on A
+    // differentiably: solve again instead of reusing the saved LU.
+    const bool recorded = is_grad_enabled() && (c.x0().tracks_grad() || r.tracks_grad());
+    Tensor<T> dX = recorded ? std::get<0>(detail::apply(Solve{}, c.x0(), r))
+                            : detail::apply(LuSolve{cpu::Trans::N}, c.y1(), c.y2(), r);
+    return std::tuple{dX, Tensor<T>(), Tensor<std::int32_t>(), Tensor<std::int32_t>()};
   }
   template <class C>
   auto vjp(const C& c) const {
