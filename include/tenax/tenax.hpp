@@ -14,6 +14,7 @@
 #include "tenax/ad/mode.hpp"
 #include "tenax/ad/tensor_ad.hpp"
 
+#include "tenax/linalg.hpp"
 #include "tenax/ops/binary/add.hpp"
 #include "tenax/ops/binary/add_scalar.hpp"
 #include "tenax/ops/binary/compare.hpp"
@@ -62,4 +63,3 @@
 #include "tenax/ops/unary/sqrt.hpp"
 #include "tenax/ops/unary/square.hpp"
 #include "tenax/ops/unary/tanh.hpp"
-#include "tenax/linalg.hpp"

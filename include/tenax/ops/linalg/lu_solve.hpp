@@ -109,6 +109,7 @@ struct LuSolve {
     const auto Z = linalg::solve_triangular(LU, Y, false, true, true, op);
     return detail::permute_rows(Z, detail::inverse_permutation(perm));
   }
+
  private:
   void check_lu_derivative() const {
     TENAX_CHECK(trans == cpu::Trans::N, name,
