@@ -55,12 +55,14 @@ class CpuPool final : public Allocator {
                 " bytes exceeds the pool's largest class");
     const int c = size_class(bytes);
     const std::size_t cb = class_bytes(c);
-    note_live(static_cast<std::int64_t>(cb));
+    // A block is counted live only once it is counted in sys_bytes_, so a concurrent stats() never
+    // sees more live bytes than the pool holds (bytes_cached = sys - live >= 0).
     Local& l = local();
     if (FreeBlock* b = l.head[c]) {
       l.head[c] = b->next;
       --l.count[c];
       l.hits.store(l.hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      note_live(static_cast<std::int64_t>(cb));
       return b;
     }
     {
@@ -68,6 +70,7 @@ class CpuPool final : public Allocator {
       if (FreeBlock* b = global_[c]) {
         global_[c] = b->next;
         ++global_hits_;
+        note_live(static_cast<std::int64_t>(cb));
         return b;
       }
     }
@@ -76,13 +79,11 @@ class CpuPool final : public Allocator {
     if (!p) {
       release_cached();
       p = std::aligned_alloc(64, cb);
-      if (!p) {
-        live_.fetch_sub(static_cast<std::int64_t>(cb), std::memory_order_relaxed);
-        fail("allocator", "out of memory allocating ", cb, " bytes");
-      }
+      if (!p) fail("allocator", "out of memory allocating ", cb, " bytes");
     }
     sys_allocs_.fetch_add(1, std::memory_order_relaxed);
     sys_bytes_.fetch_add(static_cast<std::int64_t>(cb), std::memory_order_relaxed);
+    note_live(static_cast<std::int64_t>(cb));
     return p;
   }
 
