@@ -7,6 +7,7 @@
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/linalg/common.hpp"
 
 namespace tenax {
 namespace detail {
@@ -26,12 +27,6 @@ inline GemmOperand gemm_operand(std::int64_t rows, std::int64_t cols, std::int64
   return {cpu::Trans::N, 0, false};
 }
 
-inline Shape batch_shape(const Shape& s) {
-  Shape b;
-  for (int d = 2; d < s.size(); ++d) b.push_back(s[d]);
-  return b;
-}
-
 }  // namespace detail
 
 namespace ops {
@@ -44,7 +39,8 @@ struct Matmul {
   Tensor<T> forward(const Tensor<T>& a_in, const Tensor<T>& b_in) const {
     TENAX_CHECK(a_in.device().is_cpu(), name, "no kernel for device ", a_in.device().str());
     const std::int64_t m = a_in.shape()[0], k = a_in.shape()[1], n = b_in.shape()[1];
-    const Shape batch = broadcast_shapes(detail::batch_shape(a_in.shape()), detail::batch_shape(b_in.shape()), name);
+    const Shape batch =
+        broadcast_shapes(detail::mat_batch_shape(a_in.shape()), detail::mat_batch_shape(b_in.shape()), name);
     Shape os{m, n};
     for (auto d : batch) os.push_back(d);
     Tensor<T> out = Tensor<T>::empty(os, a_in.device());
@@ -55,27 +51,11 @@ struct Matmul {
     Tensor<T> a = oa.ok ? a_in : clone(a_in), b = ob.ok ? b_in : clone(b_in);
     if (!oa.ok) oa = detail::gemm_operand(m, k, a.strides()[0], a.strides()[1]);
     if (!ob.ok) ob = detail::gemm_operand(k, n, b.strides()[0], b.strides()[1]);
-    // Batch offsets: broadcast strides of a and b over the output batch shape.
-    const std::int64_t nb = numel_of(batch);
-    Strides sa, sb;
-    for (int d = 0; d < batch.size(); ++d) {
-      sa.push_back(d + 2 < a.dim() && a.shape()[d + 2] == batch[d] ? a.strides()[d + 2] : 0);
-      sb.push_back(d + 2 < b.dim() && b.shape()[d + 2] == batch[d] ? b.strides()[d + 2] : 0);
-    }
-    std::int64_t idx[kMaxRank] = {};
-    for (std::int64_t i = 0; i < nb; ++i) {
-      std::int64_t offa = 0, offb = 0;
-      for (int d = 0; d < batch.size(); ++d) {
-        offa += idx[d] * sa[d];
-        offb += idx[d] * sb[d];
-      }
-      cpu::gemm<T>(oa.trans, ob.trans, m, n, k, T(1), a.data() + offa, oa.ld, b.data() + offb, ob.ld, T(0),
-                   out.mutable_data() + i * m * n, m);
-      for (int d = 0; d < batch.size(); ++d) {
-        if (++idx[d] < batch[d]) break;
-        idx[d] = 0;
-      }
-    }
+    // Batch offsets of a and b broadcast over the output batch shape.
+    const auto offa = detail::batch_offsets(a, batch), offb = detail::batch_offsets(b, batch);
+    for (std::size_t i = 0; i < offa.size(); ++i)
+      cpu::gemm<T>(oa.trans, ob.trans, m, n, k, T(1), a.data() + offa[i], oa.ld, b.data() + offb[i], ob.ld, T(0),
+                   out.mutable_data() + static_cast<std::int64_t>(i) * m * n, m);
     return out;
   }
   // C = A B: dC = dA B + A dB; gA = gC B^H, gB = A^H gC, each summed over broadcast batch dims.
@@ -108,7 +88,7 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
   for (auto d : {a.shape()[0], a.shape()[1], b.shape()[1]})
     TENAX_CHECK(d <= INT_MAX, "matmul", "dimension ", d, " exceeds the provider's 32-bit index in ", a.shape(), " x ",
                 b.shape());
-  broadcast_shapes(detail::batch_shape(a.shape()), detail::batch_shape(b.shape()), "matmul");
+  broadcast_shapes(detail::mat_batch_shape(a.shape()), detail::mat_batch_shape(b.shape()), "matmul");
   return detail::apply(ops::Matmul{}, a, b);
 }
 
