@@ -2,6 +2,7 @@
 // tenax::linalg: solve, solve_triangular, lu_factor/lu/lu_solve, qr, eigh/eigvalsh, svd/svdvals,
 // cholesky, inv, det, slogdet, each with JVP and VJP rules.
 #include "tenax/ops/linalg/cholesky.hpp"
+#include "tenax/ops/linalg/det.hpp"
 #include "tenax/ops/linalg/eigh.hpp"
 #include "tenax/ops/linalg/lu.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"

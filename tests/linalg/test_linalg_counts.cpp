@@ -81,6 +81,16 @@ TYPED_TEST(Counts_, SolveBatchedCountsPerMatrix) {
   expect_counts({{Routine::getrf, 3}, {Routine::getrs, 6}}, "batched solve forward+backward");
 }
 
+TYPED_TEST(Counts_, SolveOneMatrixManyRhsFactorizesOnce) {
+  using T = TypeParam;
+  const std::int64_t n = 4;
+  const Tensor<T> A = general<T>(Kind::Cond2, n, n, 1).requires_grad();
+  const Tensor<T> B = Tensor<T>::randn({n, 2, 5}, 4).requires_grad();
+  tx::cpu::reset_provider_calls();
+  re_inner(weights<T>({n, 2, 5}, 5), la::solve(A, B)).backward();
+  expect_counts({{Routine::getrf, 1}, {Routine::getrs, 2}}, "solve(A, batched B) forward+backward");
+}
+
 TYPED_TEST(Counts_, Inv) {
   using T = TypeParam;
   const std::int64_t n = 5;

@@ -121,6 +121,15 @@ TYPED_TEST(Failures, SingularSolveAndInv) {
   auto [X2, info2] = la::solve_ex(A2, Tensor<T>::randn({n, 1, 2, 2}, 6));
   ASSERT_EQ(info2.shape(), Shape({2, 2}));
   EXPECT_EQ(info2.to_vector(), (std::vector<std::int32_t>{0, 0, 3, 0}));
+
+  // A single singular A broadcast over a batch of right-hand sides: every element fails, and the
+  // message names the matrix without a batch element.
+  msg = message_of<la::LinAlgError>([&] { la::solve(S, Tensor<T>::randn({n, 1, 3}, 7)); });
+  EXPECT_EQ(msg.find("batch element"), std::string::npos) << msg;
+  auto [X3, info3] = la::solve_ex(S, Tensor<T>::randn({n, 1, 3}, 7));
+  ASSERT_EQ(info3.shape(), Shape({3}));
+  EXPECT_EQ(info3.to_vector(), (std::vector<std::int32_t>{3, 3, 3}));
+  EXPECT_TRUE(all_nan(X3));
 }
 
 TYPED_TEST(Failures, CholeskyNotPositiveDefinite) {
@@ -318,7 +327,7 @@ TYPED_TEST(Failures, ShapeErrorsBeforeAnyKernel) {
   expect_shape_error("solve", {"[3, 3]", "[3, 2]", dt}, [&] { la::solve(sq, t({3, 2}), false); });
   // Batch shapes that do not broadcast.
   expect_shape_error("solve", {"[3, 3, 2]", "[3, 1, 3]", dt}, [&] { la::solve(t({3, 3, 2}), t({3, 1, 3})); });
-  expect_shape_error("solve", {"[3, 3, 2]", "[3, 1, 2, 4]", dt}, [&] { la::solve(t({3, 3, 2}), t({3, 1, 2, 4})); });
+  expect_shape_error("solve", {"[3, 3, 2]", "[3, 1, 3, 4]", dt}, [&] { la::solve(t({3, 3, 2}), t({3, 1, 3, 4})); });
   expect_shape_error("solve", {"[3, 3, 2]", "[3, 1, 3]", dt}, [&] { la::solve_ex(t({3, 3, 2}), t({3, 1, 3})); });
   // Rank < 2.
   for (const Shape& s : {Shape{3}, Shape{}}) {

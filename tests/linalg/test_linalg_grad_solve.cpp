@@ -88,6 +88,35 @@ TYPED_TEST(LinalgGradSolve, SolveBatched) {
   TENAX_CHECK_GRADS(f, A, Tensor<T>::randn({4, 2}, 135));
 }
 
+TYPED_TEST(LinalgGradSolve, SolveBroadcastsA) {
+  using T = TypeParam;
+  auto f = [](const auto& A, const auto& B) { return la::solve(A, B); };
+  auto fr = [](const auto& A, const auto& B) { return la::solve(A, B, false); };
+  // One A for a batch of right-hand sides (A factorized once; its gradient sums over the batch).
+  const auto A = well_conditioned<T>(4, {}, 136);
+  const auto B = Tensor<T>::randn({4, 2, 3}, 137);
+  const auto X = f(A, B);
+  ASSERT_EQ(X.shape(), tx::Shape({4, 2, 3}));
+  for (std::int64_t b = 0; b < 3; ++b)
+    expect_close("A unbatched, element " + std::to_string(b), values(batch_elem(X, b)), values(f(A, batch_elem(B, b))),
+                 1e-14);
+  TENAX_CHECK_GRADS(f, A, B);
+  TENAX_CHECK_GRADS(fr, A, Tensor<T>::randn({2, 4, 3}, 138));
+  // Both batches broadcast: A (4, 4, 1, 2) against B (4, 2, 3, 1) gives (4, 2, 3, 2).
+  const auto A2 = well_conditioned<T>(4, {1, 2}, 139);
+  const auto B2 = Tensor<T>::randn({4, 2, 3, 1}, 140);
+  const auto X2 = f(A2, B2);
+  ASSERT_EQ(X2.shape(), tx::Shape({4, 2, 3, 2}));
+  for (std::int64_t i = 0; i < 3; ++i)
+    for (std::int64_t j = 0; j < 2; ++j) {
+      const auto Aij = A2.slice(3, j, j + 1).slice(2, 0, 1).reshape(tx::Shape{4, 4});
+      const auto Bij = B2.slice(2, i, i + 1).reshape(tx::Shape{4, 2});
+      const auto Xij = X2.slice(3, j, j + 1).slice(2, i, i + 1).reshape(tx::Shape{4, 2});
+      expect_close("broadcast element", values(Xij), values(f(Aij, Bij)), 1e-14);
+    }
+  TENAX_CHECK_GRADS(f, A2, B2);
+}
+
 TYPED_TEST(LinalgGradSolve, SolveNonContiguous) {
   using T = TypeParam;
   auto f = [](const auto& A, const auto& B) { return la::solve(A, B); };
@@ -133,6 +162,62 @@ TYPED_TEST(LinalgGradSolve, Det) {
   const auto An = tx::matmul(P, well_conditioned<T>(3, {}, 163));
   if constexpr (!tx::is_complex_v<T>) EXPECT_LT(f(An).item(), 0);
   TENAX_CHECK_GRADS(f, An);
+}
+
+// A copy of A with column j set to zero: exactly singular, and LU meets an exactly zero pivot
+// (U(j + 1, j + 1) in 1-based terms; rounding cannot hide it, unlike for two equal rows).
+template <class T>
+Tensor<T> zero_column(const Tensor<T>& A, std::int64_t j) {
+  auto v = A.contiguous().to_vector();
+  const std::int64_t n = A.shape()[0];
+  for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i + j * n)] = T(0);
+  return Tensor<T>::from_col_major(A.shape(), v);
+}
+
+// det is a polynomial: its derivative at an exactly singular matrix is the adjugate (rank 1 at
+// rank n - 1, zero below), not NaN.
+TYPED_TEST(LinalgGradSolve, DetAtSingularMatrices) {
+  using T = TypeParam;
+  auto f = [](const auto& A) { return la::det(A); };
+  // Rank 3 (column 1 zero).
+  const auto S = zero_column(well_conditioned<T>(4, {}, 164), 1);
+  EXPECT_EQ(f(S).item(), T(0));
+  // d det(A)/dA(i, j) = adj(A)(j, i), the (i, j) cofactor; the gradient of Re det is adj(A)^H.
+  // Check it against the adjugate's defining identity adj(A) A = det(A) I = 0, and nonzero.
+  const auto G = tx::grad([&](const Tensor<T>& a) { return tx::real(tx::sum(f(a))); }, S);
+  const auto adj = G.mH();
+  EXPECT_LT(tx::testing::max_abs(values(tx::matmul(adj, S))), 1e-12);
+  EXPECT_GT(tx::testing::norm(values(G)), 0.1);
+  tx::testing::GradOptions o;
+  o.f32 = false;                          // the float32 copy of S is not exactly singular
+  o.second_order = !tx::is_complex_v<T>;  // the complex SVD rule divides by the zero singular value
+  o.reverse_over_forward = o.second_order;
+  tx::testing::expect_ad(o, f, S);
+  // In a batch with nonsingular matrices; and rank 2 (adj = 0).
+  const auto Sb = tx::stack<T>({well_conditioned<T>(4, {}, 165), S}, 2);
+  tx::testing::expect_ad(o, f, Sb);
+  const auto S2 = zero_column(S, 3);
+  const auto G2 = tx::grad([&](const Tensor<T>& a) { return tx::real(tx::sum(f(a))); }, S2);
+  EXPECT_LT(tx::testing::max_abs(values(G2)), 1e-12);
+}
+
+TYPED_TEST(LinalgGradSolve, SlogdetEx) {
+  using T = TypeParam;
+  const auto S = zero_column(well_conditioned<T>(3, {}, 174), 1);
+  auto nv = S.to_vector();
+  nv[8] = T(std::numeric_limits<double>::quiet_NaN());
+  const auto N = Tensor<T>::from_col_major(S.shape(), nv);
+  const auto W = well_conditioned<T>(3, {}, 175);
+  auto [s, l, info] = la::slogdet_ex(tx::stack<T>({W, S, N}, 2));
+  ASSERT_EQ(info.shape(), tx::Shape({3}));
+  EXPECT_EQ(info.to_vector(), (std::vector<std::int32_t>{0, 2, -1}));
+  const auto lv = l.to_vector();
+  EXPECT_TRUE(std::isfinite(lv[0]));
+  EXPECT_EQ(lv[1], -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(lv[2]));
+  auto [s1, l1, info1] = la::slogdet_ex(W);
+  EXPECT_EQ(info1.dim(), 0);
+  EXPECT_EQ(info1.item(), 0);
 }
 
 TYPED_TEST(LinalgGradSolve, SlogdetBothOutputs) {

@@ -104,6 +104,31 @@ struct Slogdet {
 
 namespace linalg {
 
+namespace detail_slogdet {
+
+// The info codes of slogdet_ex from its outputs: -1 where the sign is NaN (non-finite input),
+// k where U(k, k) is the first exactly zero pivot (sign 0), else 0.
+template <class T>
+Tensor<std::int32_t> info_of(const Tensor<T>& sign, const Tensor<T>& LU) {
+  const std::int64_t n = LU.shape()[0];
+  Tensor<std::int32_t> info = tenax::detail::info_tensor(LU.shape());
+  const Tensor<T> s = sign.contiguous(), lu = LU.contiguous();
+  for (std::int64_t b = 0; b < info.numel(); ++b) {
+    const T sb = s.data()[b];
+    std::int32_t& code = info.mutable_data()[b];
+    if (sb != sb) {
+      code = tenax::detail::kNonFiniteInfo;
+    } else if (sb == T(0)) {
+      const T* m = lu.data() + b * n * n;
+      for (std::int64_t i = 0; i < n && code == 0; ++i)
+        if (m[i + i * n] == T(0)) code = static_cast<std::int32_t>(i + 1);
+    }
+  }
+  return info;
+}
+
+}  // namespace detail_slogdet
+
 // (sign, log|det A|): sign has |sign| = 1 (0 for singular A, with log|det| = -inf); NaN for
 // non-finite input.
 template <Floating T>
@@ -113,12 +138,14 @@ std::pair<Tensor<T>, Tensor<real_t<T>>> slogdet(const Tensor<T>& A) {
   return {s, l};
 }
 
-// det A = sign * exp(log|det A|).
+// As slogdet, with an info tensor per matrix: 0, k > 0 when U(k, k) of the LU factorization is
+// exactly zero (A singular: sign 0, log|det| = -inf), -1 when the input is not finite (NaN results).
 template <Floating T>
-Tensor<T> det(const Tensor<T>& A) {
-  detail::check_square("det", A);
-  auto [s, l] = slogdet(A);
-  return mul(s, cast<T>(exp(l)));
+std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<std::int32_t>> slogdet_ex(const Tensor<T>& A) {
+  detail::check_square("slogdet", A);
+  auto [s, l, LU, piv] = detail::apply(ops::Slogdet{}, A);
+  (void)piv;
+  return {s, l, detail_slogdet::info_of(s, LU)};
 }
 
 }  // namespace linalg

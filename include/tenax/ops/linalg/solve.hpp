@@ -101,19 +101,54 @@ auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
   TENAX_CHECK(B.shape()[0] == A.shape()[0], op, "A of shape ", A.shape(), " does not match B of shape ", B_in.shape(),
               " (", dtype_traits<T>::name, ")");
   const Shape ab = tenax::detail::mat_batch_shape(A.shape()), bb = tenax::detail::mat_batch_shape(B.shape());
-  bool batch_ok = true;  // B's batch dimensions broadcast to A's (checked here to name both shapes)
+  // The batch dimensions broadcast both ways (aligned at the first batch dimension, like every
+  // tenax broadcast); checked here to name both shapes.
+  Shape bc;
+  bool batch_ok = true;
   for (int d = 0; d < std::max(ab.size(), bb.size()); ++d) {
     const std::int64_t x = d < ab.size() ? ab[d] : 1, y = d < bb.size() ? bb[d] : 1;
-    batch_ok = batch_ok && (y == x || y == 1);
+    batch_ok = batch_ok && (y == x || y == 1 || x == 1);
+    bc.push_back(x == 1 ? y : x);
   }
-  TENAX_CHECK(batch_ok, op, "B's batch shape ", bb, " does not broadcast to A's batch shape ", ab, " (A ", A.shape(),
-              ", B ", B_in.shape(), ", ", dtype_traits<T>::name, ")");
-  auto [X, LU, piv, info] = tenax::detail::apply(ops::Solve{}, left ? A : A.mH(), B);
-  (void)LU;
-  (void)piv;
+  TENAX_CHECK(batch_ok, op, "the batch shapes of A ", ab, " and B ", bb, " do not broadcast (A ", A.shape(), ", B ",
+              B_in.shape(), ", ", dtype_traits<T>::name, ")");
+  const std::int64_t n = A.shape()[0], k = B.shape()[1];
+  Tensor<T> Ap = left ? A : A.mH();
+  Tensor<T> X;
+  Tensor<std::int32_t> info;
+  if (numel_of(ab) == 1 && numel_of(bb) > 1) {
+    // One matrix, many right-hand sides: fold B's batch into its columns, so that A is factorized
+    // once (n x (k * batch)); info broadcasts back to the batch.
+    const Tensor<T> Bf = reshape(B, Shape{n, k * numel_of(bb)});
+    auto [Xf, LU, piv, info1] = tenax::detail::apply(ops::Solve{}, reshape(Ap, Shape{n, n}), Bf);
+    (void)LU;
+    (void)piv;
+    X = reshape(Xf, tenax::detail::with_batch(n, k, bc));
+    Shape ones;
+    for (std::size_t d = 0; d < bc.size(); ++d) ones.push_back(1);
+    info = broadcast_to(reshape(info1, ones), bc).contiguous();
+  } else {
+    // Otherwise A's batch is expanded (a view; each expanded matrix is factorized) and B's
+    // broadcasts inside the op.
+    if (ab != bc) Ap = broadcast_to(Ap, tenax::detail::with_batch(n, n, bc));
+    auto [X1, LU, piv, info1] = tenax::detail::apply(ops::Solve{}, Ap, B);
+    (void)LU;
+    (void)piv;
+    X = X1;
+    info = info1;
+  }
   Tensor<T> out = left ? X : X.mH();
   if (vec) out = squeeze(out, 1);
   return std::pair{out, info};
+}
+
+// The shape a failure names its batch element in: A's, unless A's batch was broadcast against B's
+// (then the broadcast batch; a single A is named without a batch element).
+template <class T>
+Shape failure_shape(const Tensor<T>& A, const Tensor<std::int32_t>& info) {
+  const Shape ab = tenax::detail::mat_batch_shape(A.shape());
+  if (numel_of(ab) == 1 || info.shape() == ab) return A.shape();
+  return tenax::detail::with_batch(A.shape()[0], A.shape()[1], info.shape());
 }
 
 inline std::string solve_failure(std::int32_t info) {
@@ -128,7 +163,7 @@ inline std::string solve_failure(std::int32_t info) {
 template <Floating T>
 Tensor<T> solve(const Tensor<T>& A, const Tensor<T>& B, bool left = true) {
   auto [X, info] = detail_solve::run("solve", A, B, left);
-  tenax::detail::raise_info("solve", info, A.shape(), detail_solve::solve_failure);
+  tenax::detail::raise_info("solve", info, detail_solve::failure_shape(A, info), detail_solve::solve_failure);
   return X;
 }
 

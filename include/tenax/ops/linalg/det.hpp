@@ -1,0 +1,112 @@
+#pragma once
+// det of square matrices, from one LU factorization that the derivative rules reuse; at exactly
+// singular matrices the rules use the adjugate from an SVD, so the gradient of this polynomial is
+// right there too (adj(A) has rank 1 when rank A = n - 1, and is 0 below).
+#include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/lu_solve.hpp"
+#include "tenax/ops/linalg/matmul.hpp"
+#include "tenax/ops/linalg/slogdet.hpp"
+#include "tenax/ops/linalg/solve.hpp"
+#include "tenax/ops/linalg/svd.hpp"
+
+namespace tenax {
+namespace linalg {
+template <Floating T>
+Tensor<T> det(const Tensor<T>& A);
+}  // namespace linalg
+
+namespace detail {
+
+// True when some matrix's determinant is exactly zero (read on the host).
+template <class T>
+bool any_singular(const Tensor<T>& d) {
+  const Tensor<T> c = d.contiguous();
+  for (std::int64_t b = 0; b < c.numel(); ++b)
+    if (c.data()[b] == T(0)) return true;
+  return false;
+}
+
+// adj(A), defined for every square A, from A = U diag(s) V^H:
+//   adj(A) = adj(V^H) adj(diag s) adj(U) = det(U) det(V^H) V diag(p) U^H,  p_i = prod_{j != i} s_j
+// (adj(M) = det(M) M^-1 for the unitary factors). p is a product with the i-th entry replaced by 1,
+// so no division by a zero singular value. Written with public ops: differentiable.
+template <class T>
+Tensor<T> adjugate(const Tensor<T>& A) {
+  const std::int64_t n = A.shape()[0];
+  const Shape batch = mat_batch_shape(A.shape());
+  auto [U, S, Vh] = linalg::svd(A);
+  const Tensor<T> I = Tensor<T>::eye(n, n, A.device());
+  // M(j, i) = s_j off the diagonal, 1 on it; p = the product of each column.
+  const Tensor<T> M = add(mul(unsqueeze(cast<T>(S), 1), sub(Tensor<T>::ones(Shape{n, n}, A.device()), I)), I);
+  const Tensor<T> p = prod(M, {0}, true);  // 1 x n x batch
+  const Tensor<T> scale = mul(linalg::det(U), linalg::det(Vh));
+  return mul(matmul(mul(Vh.mH(), p), U.mH()), reshape(scale, with_batch(1, 1, batch)));
+}
+
+}  // namespace detail
+
+namespace ops {
+
+// Outputs: det (T), LU, pivots.
+struct Det {
+  static constexpr const char* name = "det";
+  static constexpr bool saves_outputs = true;
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+    auto [sign, logabs, LU, piv] = Slogdet{}.forward(A);
+    return {mul(sign, cast<T>(exp(logabs))), LU, piv};
+  }
+
+  // d det = tr(adj(A) dA) = det tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU);
+  // gA = gdet adj(A)^H = (gdet conj(det)) A^-H (getrs 'C'). At an exactly singular A, adj(A) comes
+  // from detail::adjugate instead. When the result must be differentiable again, A^-1 comes from
+  // the differentiable solve instead of the saved LU.
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>& A = c.x0();
+    Tensor<T> d;
+    if (detail::any_singular(c.y0())) {
+      d = sum(diagonal(matmul(detail::adjugate(A), c.dx0())), {0});
+    } else {
+      const bool recorded = is_grad_enabled() && (A.tracks_grad() || c.dx0().tracks_grad());
+      const Tensor<T> AinvdA =
+          recorded ? linalg::solve(A, c.dx0()) : detail::apply(LuSolve{cpu::Trans::N}, c.y1(), c.y2(), c.dx0());
+      d = mul(c.y0(), sum(diagonal(AinvdA), {0}));
+    }
+    return std::tuple{d, Tensor<T>(), Tensor<std::int32_t>()};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>& A = c.x0();
+    if (!c.gy0().defined()) return Tensor<T>::zeros(A.shape(), A.device());
+    const std::int64_t n = A.shape()[0];
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    if (detail::any_singular(c.y0()))
+      return mul(detail::adjugate(A).mH(), reshape(c.gy0(), detail::with_batch(1, 1, batch)));
+    const Tensor<T> coef = reshape(mul(c.gy0(), conj(c.y0())), detail::with_batch(1, 1, batch));
+    const Tensor<T> AinvH =
+        detail::higher_order(A, c.gy0())
+            ? linalg::inv(A).mH()
+            : detail::apply(LuSolve{cpu::Trans::C}, c.y1(), c.y2(), detail::batch_eye<T>(n, batch, A.device()));
+    return mul(AinvH, coef);
+  }
+};
+
+}  // namespace ops
+
+namespace linalg {
+
+// det A (from the LU factorization; NaN for non-finite input). Its gradient is exact also at
+// singular A (the adjugate).
+template <Floating T>
+Tensor<T> det(const Tensor<T>& A) {
+  detail::check_square("det", A);
+  return std::get<0>(detail::apply(ops::Det{}, A));
+}
+
+}  // namespace linalg
+}  // namespace tenax
