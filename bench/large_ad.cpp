@@ -13,6 +13,8 @@
 //             unpacking triangles, the loss sum, the elementwise middle terms); the cotangents of the
 //             sums (all-ones matrices, their triangles, diag(1)) are prepared outside the timing.
 //             The calls of each floor are listed at its class below and in bench/RESULTS.md.
+//   trace     the same forward + loss + backward traced and compiled outside the timing (tenax::compile
+//             of value_and_grad of the loss); the timed region is one prepared run.
 //   libtorch  the reference (ref_libtorch/large_ad_torch.cpp), when libtorch is found.
 // Inputs are built outside the timing. Primal, eager and floor rows report per iteration, as
 // counters, the provider calls (gemm, trsm, getrf, ...) and the pooled-allocator requests (allocs).
@@ -643,6 +645,46 @@ void eager_row(benchmark::State& state, Case c, int n) {
   state.SetLabel(tenax_check_full(c, n).second);
 }
 
+// The compiled program of (A[, B]) -> (loss, gradients), its prepared run timed.
+template <class Prog, class... X>
+auto run_program(benchmark::State& state, const Prog& prog, const X&... x) {
+  auto out = prog(x...);  // the first run warms the pool
+  CallCounter calls;
+  for (auto _ : state) {
+    out = prog(x...);
+    benchmark::DoNotOptimize(out.first.impl().get());
+  }
+  calls.report(state);
+  return out;
+}
+
+void trace_row(benchmark::State& state, Case c, int n) {
+  if (const std::string& err = tenax_check(c, n); !err.empty()) {
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  const Tensors t = make_tensors(c, n, false);
+  Grad got;
+  auto loss = [c](const Tensor<double>& a, const Tensor<double>& b) { return loss_of(c, a, b); };
+  if (t.B.defined()) {
+    const auto prog = tenax::compile(
+        [&](const Tensor<double>& a, const Tensor<double>& b) { return tenax::value_and_grad(loss, a, b); }, t.A, t.B);
+    const auto out = run_program(state, prog, t.A, t.B);
+    got = {out.first.item(), to_row_major(std::get<0>(out.second)), to_row_major(std::get<1>(out.second))};
+  } else {
+    auto loss_a = [&](const Tensor<double>& a) { return loss(a, Tensor<double>()); };
+    const auto prog = tenax::compile([&](const Tensor<double>& a) { return tenax::value_and_grad(loss_a, a); }, t.A);
+    const auto out = run_program(state, prog, t.A);
+    got = {out.first.item(), to_row_major(out.second), {}};
+  }
+  const Grad& want = tenax_grad(c, n);
+  if (!close(got.loss, want.loss, 1e-12) || rel_diff(got.ga, want.ga, n, false) > 1e-12 ||
+      rel_diff(got.gb, want.gb, n, false) > 1e-12) {
+    state.SkipWithError("tenax trace: the compiled program's loss or gradient differs from eager");
+    return;
+  }
+}
+
 void floor_row(benchmark::State& state, Case c, int n) {
   std::unique_ptr<Floor> f;
   std::string err;
@@ -677,6 +719,7 @@ const bool registered = [] {
     for (int n : sizes()) {
       configure_row(benchmark::RegisterBenchmark(row_name(c, n, "primal").c_str(), primal_row, c, n));
       configure_row(benchmark::RegisterBenchmark(row_name(c, n, "eager").c_str(), eager_row, c, n));
+      configure_row(benchmark::RegisterBenchmark(row_name(c, n, "trace").c_str(), trace_row, c, n));
       configure_row(benchmark::RegisterBenchmark(row_name(c, n, "floor").c_str(), floor_row, c, n));
     }
   benchmark::AddCustomContext("large_ad", profile_description());

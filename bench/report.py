@@ -38,6 +38,10 @@ TARGETS = [
 
 # Suites with a table of their own (their rows are left out of the generic table).
 LARGE_AD = "large_ad"
+MLP = "mlp"
+# mlp targets (BENCHMARKS.md): compiled / libtorch per shape, and eager / libtorch.
+MLP_COMPILED_TARGET = {"8x16->8": 0.1, "64x256->64": 0.8}
+MLP_EAGER_TARGET = 0.5
 LARGE_AD_CASES = ["matmul", "solve", "qr", "eigh", "eigvalsh", "svdvals", "lu", "cholesky"]
 LARGE_AD_FLOOR_TARGET = 1.10  # BENCHMARKS.md: every AD row <= 1.10 x its provider floor, below the reference
 # Provider routines counted per iteration by the large_ad rows (counters of the same names).
@@ -178,7 +182,7 @@ def summarise(rows):
     """Table lines (markdown) and chart data. Times are per op where the row counts its ops
     (counter `ops`), else per iteration; wall-clock (median, IQR) and CPU time (median)."""
     lines, chart = [], []
-    rows = {k: r for k, r in rows.items() if r.suite != LARGE_AD}
+    rows = {k: r for k, r in rows.items() if r.suite not in (LARGE_AD, MLP)}
     if not rows:
         return lines, chart
     ours = [r for r in rows.values() if r.ref_of() is None]
@@ -256,6 +260,38 @@ def calls_text(row):
     return " ".join(f"{r} {row.calls[r]:g}" for r in ROUTINES if row.calls.get(r))
 
 
+def summarise_mlp(rows):
+    """The mlp table: per shape, eager, compiled and libtorch training times and the ratios to
+    libtorch, with the BENCHMARKS.md targets."""
+    by_key = {}
+    for r in rows.values():
+        if r.suite == MLP:
+            by_key.setdefault(r.key, {})[r.mode] = r
+    if not by_key:
+        return []
+    head = ["row", "tenax eager", "tenax compiled", "libtorch", "eager/libtorch", "compiled/libtorch", "target"]
+    lines = [f"### {MLP}", "",
+             "Whole training runs (1000 steps at 8x16->8, 100 at 64x256->64), wall-clock median (IQR); "
+             "ratios wall (CPU), lower is better. Targets: compiled <= 0.1 x libtorch at 8x16->8 and "
+             "<= 0.8 x at 64x256->64; eager <= 0.5 x libtorch.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in sorted(by_key):
+        m = by_key[key]
+        eager, comp, torch = (m.get(x) for x in ("eager", "compiled", "libtorch"))
+        shape = key.split("/")[2] if len(key.split("/")) > 2 else ""
+        qe, qc = ratio(eager, torch, "real"), ratio(comp, torch, "real")
+        tgt = []
+        if qc is not None and shape in MLP_COMPILED_TARGET:
+            lim = MLP_COMPILED_TARGET[shape]
+            tgt.append(f"compiled <= {lim} x {'met' if qc <= lim else 'NOT met'}")
+        if qe is not None:
+            tgt.append(f"eager <= {MLP_EAGER_TARGET} x {'met' if qe <= MLP_EAGER_TARGET else 'NOT met'}")
+        lines.append("| " + " | ".join([f"`{MLP}/{key}`", median_cell(eager), median_cell(comp), median_cell(torch),
+                                        ratio_cell(eager, torch), ratio_cell(comp, torch),
+                                        ", ".join(tgt) if tgt else "-"]) + " |")
+    return lines
+
+
 def summarise_large_ad(rows):
     """The large_ad table (markdown lines): per case and size, the eager fwd+bwd row, its provider
     floor, the libtorch reference and the ratios eager/floor and eager/libtorch (wall-clock medians;
@@ -277,28 +313,51 @@ def summarise_large_ad(rows):
             n = 0
         return (LARGE_AD_CASES.index(case) if case in LARGE_AD_CASES else len(LARGE_AD_CASES), case, n, key)
 
-    head = ["row", "tenax eager", "floor", "libtorch", "eager/floor", "eager/libtorch", "tenax primal",
-            "provider calls (eager; floor)", "target", "check (eager)"]
+    head = ["row", "tenax eager", "tenax trace", "floor", "libtorch", "eager/floor", "eager/libtorch", "trace/floor",
+            "trace/libtorch", "tenax primal", "provider calls (eager; floor)", "target", "check (eager)"]
     lines = [f"### {LARGE_AD}", "",
              "Times per iteration, wall-clock median (IQR) over the pooled repetitions; ratios: wall "
              "(CPU in parentheses), lower is better. eager = forward + loss + backward with the tape; "
-             "floor = the bare provider calls of the same computation; primal = the op alone.", "",
+             "trace = the same traced and compiled outside the timing, one prepared run timed; "
+             "floor = the bare provider calls of the same computation; primal = the op alone. "
+             "Targets (BENCHMARKS.md): eager <= 1.10 x floor and < libtorch; at n <= 8 eager <= 0.2 x and "
+             "trace <= 0.1 x libtorch; at n >= 256 trace <= eager and <= 1.05 x floor.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in sorted(by_key, key=order):
         m = by_key[key]
-        eager, floor, torch, primal = (m.get(x) for x in ("eager", "floor", "libtorch", "primal"))
+        eager, trace, floor, torch, primal = (m.get(x) for x in ("eager", "trace", "floor", "libtorch", "primal"))
+        try:
+            n = int(key.split("/")[2].split("x")[0])
+        except (IndexError, ValueError):
+            n = 0
         qf, qt = ratio(eager, floor, "real"), ratio(eager, torch, "real")
+        tf, tt, te = ratio(trace, floor, "real"), ratio(trace, torch, "real"), ratio(trace, eager, "real")
         tgt = []
-        if qf is not None:
-            tgt.append(f"<= {LARGE_AD_FLOOR_TARGET:.2f} x floor {'met' if qf <= LARGE_AD_FLOOR_TARGET else 'NOT met'}")
-        if qt is not None:
-            tgt.append(f"< libtorch {'met' if qt < 1 else 'NOT met'}")
+
+        def met(ok):
+            return "met" if ok else "NOT met"
+
+        if n <= 8:
+            if qt is not None:
+                tgt.append(f"eager <= 0.2 x libtorch {met(qt <= 0.2)}")
+            if tt is not None:
+                tgt.append(f"trace <= 0.1 x libtorch {met(tt <= 0.1)}")
+        else:
+            if qf is not None:
+                tgt.append(f"eager <= {LARGE_AD_FLOOR_TARGET:.2f} x floor {met(qf <= LARGE_AD_FLOOR_TARGET)}")
+            if qt is not None:
+                tgt.append(f"eager < libtorch {met(qt < 1)}")
+            if n >= 256 and te is not None:
+                tgt.append(f"trace <= eager {met(te <= 1)}")
+            if n >= 256 and tf is not None:
+                tgt.append(f"trace <= 1.05 x floor {met(tf <= 1.05)}")
         calls = f"{calls_text(eager)}; {calls_text(floor)}"
         check = eager.label if eager is not None and eager.label and not eager.errors else "-"
-        lines.append("| " + " | ".join([f"`{LARGE_AD}/{key}`", median_cell(eager), median_cell(floor), median_cell(torch),
-                                        ratio_cell(eager, floor), ratio_cell(eager, torch), median_cell(primal), calls,
+        lines.append("| " + " | ".join([f"`{LARGE_AD}/{key}`", median_cell(eager), median_cell(trace), median_cell(floor),
+                                        median_cell(torch), ratio_cell(eager, floor), ratio_cell(eager, torch),
+                                        ratio_cell(trace, floor), ratio_cell(trace, torch), median_cell(primal), calls,
                                         ", ".join(tgt) if tgt else "-", check]) + " |")
-    other = sorted({mode for m in by_key.values() for mode in m} - {"eager", "floor", "libtorch", "primal"})
+    other = sorted({mode for m in by_key.values() for mode in m} - {"eager", "trace", "floor", "libtorch", "primal"})
     if other:
         lines += ["", f"(rows with other modes not shown: {', '.join(other)})"]
     return lines
@@ -348,9 +407,9 @@ def main():
     ctx = contexts[0][1] if contexts else {}
     loads = [c.get("load_avg", [None])[0] for _, c in contexts if c.get("load_avg")]
     lines, chart = summarise(rows)
-    large = summarise_large_ad(rows)
-    if large:
-        lines += ([""] if lines else []) + large
+    for extra in (summarise_large_ad(rows), summarise_mlp(rows)):
+        if extra:
+            lines += ([""] if lines else []) + extra
 
     os.makedirs(args.out, exist_ok=True)
     chart_msg = draw_chart(chart, os.path.join(args.out, "chart.png"))

@@ -26,7 +26,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 # The suites: bench/CMakeLists.txt builds bench_<suite> for each. Add new suites here.
-all_suites=(overhead large_ad)
+all_suites=(overhead large_ad mlp)
 
 say() { printf '== %s\n' "$*"; }
 die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }

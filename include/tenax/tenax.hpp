@@ -63,3 +63,4 @@
 #include "tenax/ops/unary/sqrt.hpp"
 #include "tenax/ops/unary/square.hpp"
 #include "tenax/ops/unary/tanh.hpp"
+#include "tenax/trace.hpp"

@@ -31,6 +31,9 @@ ImplPtr make_view_impl(const TensorImpl& src, const Shape& shape, const Strides&
   t->strides = strides;
   t->offset = offset;
   t->storage = src.storage;
+  // A shallow copy (same view) of a traced value stands for the same value; a different view made
+  // outside an op does not (the tracer reports it when an op reads it).
+  if (shape == src.shape && strides == src.strides && offset == src.offset) t->trace_id = src.trace_id;
   return t;
 }
 

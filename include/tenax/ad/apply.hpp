@@ -1,7 +1,7 @@
 #pragma once
 // apply(op, inputs...): the single place that knows about AD modes.
 //
-//   1. trace hook: while a function is traced, record a node instead of computing (trace issue);
+//   1. trace hook: while a function is traced, the forward is also recorded as a graph node;
 //   2. run the op's forward kernel (with recording and tangents off, so an op built from other
 //      ops never records twice);
 //   3. if an input carries a forward-mode tangent, compute output tangents with Op::jvp;
@@ -19,6 +19,7 @@
 #include "tenax/ad/mode.hpp"
 #include "tenax/ad/node.hpp"
 #include "tenax/core/tensor.hpp"
+#include "tenax/trace/recorder.hpp"
 
 namespace tenax::detail {
 
@@ -185,17 +186,20 @@ class OpNode final : public Node {
 template <class Op, class... In>
 auto apply(const Op& op, const In&... in) {
   ModeState& m = mode();
-  // Trace mode hooks in here: when m.tracer is set, the op is recorded into the tracer's graph
-  // (tenax/trace) instead of being computed.
   const bool rec = m.grad_enabled && (... || in.impl()->requires_grad);
   const bool fw = m.fw_enabled && (... || static_cast<bool>(in.impl()->tangent));
-  if (!rec && !fw) [[likely]]
+  if (!rec && !fw) [[likely]] {
+    // While trace() runs, the forward is also recorded as a graph node (trace/recorder.hpp).
+    if (m.tracer) [[unlikely]]
+      return traced_forward(op, in...);
     return op.forward(in...);
+  }
 
   using R = decltype(op.forward(in...));
   R r = [&] {
     GradModeGuard g(false);
     ForwardOffGuard f;
+    if (m.tracer) return traced_forward(op, in...);
     return op.forward(in...);
   }();
   auto outs = as_tuple(r);

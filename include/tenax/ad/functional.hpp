@@ -50,7 +50,7 @@ void check_scalar_loss(const Y& y) {
 // (f(x...), gradients of f at x...) for a real scalar-valued f. For complex x the gradient is
 // dL/dRe x + i dL/dIm x (PyTorch's convention, MATH.md section 0).
 template <class F, Floating... T>
-auto value_and_grad(F&& f, const Tensor<T>&... x) {
+requires(sizeof...(T) > 0) auto value_and_grad(F&& f, const Tensor<T>&... x) {
   bool nested = false;
   std::tuple<Tensor<T>...> xi{detail::grad_input(x, nested)...};
   auto y = [&] {
@@ -80,7 +80,7 @@ auto value_and_grad(F&& f, const Tensor<T>&... x) {
 
 // Gradient of a real scalar-valued f at x (a tuple of gradients for several inputs).
 template <class F, Floating... T>
-auto grad(F&& f, const Tensor<T>&... x) {
+requires(sizeof...(T) > 0) auto grad(F&& f, const Tensor<T>&... x) {
   return value_and_grad(std::forward<F>(f), x...).second;
 }
 

@@ -27,7 +27,7 @@ struct TensorImpl {
   Storage storage;
   Ref<Node> grad_fn;           // producer node, or the accumulator node of a leaf
   Ref<TensorImpl> tangent;     // forward-mode tangent (same shape and dtype), may be null
-  std::uint32_t trace_id = 0;  // trace mode: the symbolic value this tensor stands for (0: none)
+  std::uint64_t trace_id = 0;  // trace mode: (trace epoch << 32) | (value index + 1); 0: none
 
   static TensorImpl* create();
   static void destroy(TensorImpl* t);

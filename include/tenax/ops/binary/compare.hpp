@@ -1,42 +1,54 @@
 #pragma once
-// eq, ne, lt, le, gt, ge: elementwise comparisons with broadcasting. They have no derivative, so they
-// run the kernel directly and never record.
+// eq, ne, lt, le, gt, ge: elementwise comparisons with broadcasting. They have no derivative: they
+// never record on the tape (apply_nondiff), but a trace records them like any op.
 #include "tenax/ad/apply.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
 
 namespace tenax {
-namespace ops {}  // namespace ops
+namespace ops {
+
+template <class Fn>
+struct Compare {
+  const char* name_;
+  static constexpr const char* name = "compare";
+  template <class T>
+  Tensor<bool> forward(const Tensor<T>& a, const Tensor<T>& b) const {
+    return detail::map<bool>(name_, Fn{}, a, b);
+  }
+};
+
+}  // namespace ops
 
 template <Scalar T>
 Tensor<bool> eq(const Tensor<T>& a, const Tensor<T>& b) {
-  return detail::map<bool>("eq", fn::Eq{}, a, b);
+  return detail::apply_nondiff(ops::Compare<fn::Eq>{"eq"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> ne(const Tensor<T>& a, const Tensor<T>& b) {
-  return detail::map<bool>("ne", fn::Ne{}, a, b);
+  return detail::apply_nondiff(ops::Compare<fn::Ne>{"ne"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> lt(const Tensor<T>& a, const Tensor<T>& b) {
-  return detail::map<bool>("lt", fn::Lt{}, a, b);
+  return detail::apply_nondiff(ops::Compare<fn::Lt>{"lt"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> le(const Tensor<T>& a, const Tensor<T>& b) {
-  return detail::map<bool>("le", fn::Le{}, a, b);
+  return detail::apply_nondiff(ops::Compare<fn::Le>{"le"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> gt(const Tensor<T>& a, const Tensor<T>& b) {
-  return detail::map<bool>("gt", fn::Gt{}, a, b);
+  return detail::apply_nondiff(ops::Compare<fn::Gt>{"gt"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> ge(const Tensor<T>& a, const Tensor<T>& b) {
-  return detail::map<bool>("ge", fn::Ge{}, a, b);
+  return detail::apply_nondiff(ops::Compare<fn::Ge>{"ge"}, a, b);
 }
 
 }  // namespace tenax

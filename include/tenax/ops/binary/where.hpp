@@ -43,7 +43,7 @@ Tensor<T> where(const Tensor<bool>& cond, const Tensor<T>& a, const Tensor<T>& b
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Where{}, cond, a, b);
   else
-    return ops::Where{}.forward(cond, a, b);
+    return detail::apply_nondiff(ops::Where{}, cond, a, b);
 }
 
 }  // namespace tenax

@@ -16,6 +16,12 @@ struct Eigh {
   bool v_output;  // V is returned to the user (eigh), so the rules carry its derivative
   linalg::Degeneracy policy;
   bool canonical = false;  // first largest-magnitude entry of each eigenvector real positive
+  // The variant to run when a derivative is needed (re-executing a traced eigvalsh under AD).
+  Eigh for_derivatives() const {
+    Eigh o = *this;
+    o.vectors = true;
+    return o;
+  }
 
   template <class T>
   std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(const Tensor<T>& A) const {

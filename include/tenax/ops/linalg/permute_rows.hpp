@@ -8,26 +8,44 @@ namespace tenax {
 namespace detail {
 
 // perm such that (P^T A)[i, :] = A[perm[i], :] for getrf's A = P L U; m x batch, int64.
-inline Tensor<std::int64_t> pivots_to_permutation(const Tensor<std::int32_t>& piv, std::int64_t m) {
-  const Tensor<std::int32_t> p = contiguous(piv);
-  const std::int64_t k = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
-  Shape s{m};
-  for (int d = 1; d < p.dim(); ++d) s.push_back(p.shape()[d]);
-  Tensor<std::int64_t> perm = Tensor<std::int64_t>::empty(s);
-  for (std::int64_t b = 0; b < nb; ++b) {
-    std::int64_t* q = perm.mutable_data() + b * m;
-    for (std::int64_t i = 0; i < m; ++i) q[i] = i;
-    for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[p.data()[b * k + i] - 1]);
+// LAPACK's 1-based row interchanges -> the permutation they apply (ops without derivatives, so
+// that a trace records them instead of baking in the pivots it saw).
+struct PivotsToPermutation {
+  static constexpr const char* name = "pivots_to_permutation";
+  std::int64_t m;
+  Tensor<std::int64_t> forward(const Tensor<std::int32_t>& piv) const {
+    const Tensor<std::int32_t> p = contiguous(piv);
+    const std::int64_t k = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
+    Shape s{m};
+    for (int d = 1; d < p.dim(); ++d) s.push_back(p.shape()[d]);
+    Tensor<std::int64_t> perm = Tensor<std::int64_t>::empty(s);
+    for (std::int64_t b = 0; b < nb; ++b) {
+      std::int64_t* q = perm.mutable_data() + b * m;
+      for (std::int64_t i = 0; i < m; ++i) q[i] = i;
+      for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[p.data()[b * k + i] - 1]);
+    }
+    return perm;
   }
-  return perm;
+};
+
+struct InversePermutation {
+  static constexpr const char* name = "inverse_permutation";
+  Tensor<std::int64_t> forward(const Tensor<std::int64_t>& perm) const {
+    const Tensor<std::int64_t> p = contiguous(perm);
+    const std::int64_t m = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
+    Tensor<std::int64_t> inv = Tensor<std::int64_t>::empty(p.shape());
+    for (std::int64_t b = 0; b < nb; ++b)
+      for (std::int64_t i = 0; i < m; ++i) inv.mutable_data()[b * m + p.data()[b * m + i]] = i;
+    return inv;
+  }
+};
+
+inline Tensor<std::int64_t> pivots_to_permutation(const Tensor<std::int32_t>& piv, std::int64_t m) {
+  return apply_nondiff(PivotsToPermutation{m}, piv);
 }
 
 inline Tensor<std::int64_t> inverse_permutation(const Tensor<std::int64_t>& perm) {
-  const std::int64_t m = perm.shape()[0], nb = numel_of(Shape(perm.shape().begin() + 1, perm.shape().end()));
-  Tensor<std::int64_t> inv = Tensor<std::int64_t>::empty(perm.shape());
-  for (std::int64_t b = 0; b < nb; ++b)
-    for (std::int64_t i = 0; i < m; ++i) inv.mutable_data()[b * m + perm.data()[b * m + i]] = i;
-  return inv;
+  return apply_nondiff(InversePermutation{}, perm);
 }
 
 }  // namespace detail

@@ -125,7 +125,7 @@ auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
     (void)piv;
     X = reshape(Xf, tenax::detail::with_batch(n, k, bc));
     Shape ones;
-    for (std::size_t d = 0; d < bc.size(); ++d) ones.push_back(1);
+    for (int d = 0; d < bc.size(); ++d) ones.push_back(1);
     info = broadcast_to(reshape(info1, ones), bc).contiguous();
   } else {
     // Otherwise A's batch is expanded (a view; each expanded matrix is factorized) and B's

@@ -16,6 +16,12 @@ struct Svd {
   bool uv_output;  // U and Vh are returned to the user (svd), so the rules carry their derivatives
   linalg::Degeneracy policy;
   bool canonical = false;  // thin only: first largest-magnitude entry of each column of U real positive
+  // The variant to run when a derivative is needed (re-executing a traced svdvals under AD).
+  Svd for_derivatives() const {
+    Svd o = *this;
+    o.compute_uv = true;
+    return o;
+  }
 
   template <class T>
   std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(

@@ -62,7 +62,7 @@ Tensor<U> cast(const Tensor<T>& x) {
   } else if constexpr (dtype_traits<U>::is_floating && dtype_traits<T>::is_floating) {
     return detail::apply(ops::Cast<U>{}, x);
   } else {
-    return ops::Cast<U>{}.forward(x);  // to or from bool/int: no derivative
+    return detail::apply_nondiff(ops::Cast<U>{}, x);  // to or from bool/int: no derivative
   }
 }
 
@@ -71,7 +71,7 @@ Tensor<T> clone(const Tensor<T>& x) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Clone{}, x);
   else
-    return ops::Clone{}.forward(x);
+    return detail::apply_nondiff(ops::Clone{}, x);
 }
 
 // A contiguous tensor with the same values: the input itself when already contiguous.

@@ -8,6 +8,24 @@
 #include "tenax/ops/shape/slice.hpp"
 
 namespace tenax {
+namespace ops {
+
+// [a, b] along dim, for tensors without derivatives (integer and boolean).
+struct Concat2 {
+  static constexpr const char* name = "concat";
+  int dim;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& a, const Tensor<T>& b) const {
+    Shape full = a.shape();
+    full[dim] += b.shape()[dim];
+    Tensor<T> out = Tensor<T>::empty(full, a.device());
+    detail::copy_into(Slice{dim, 0, a.shape()[dim], 1}.forward(out), a);
+    detail::copy_into(Slice{dim, a.shape()[dim], b.shape()[dim], 1}.forward(out), b);
+    return out;
+  }
+};
+
+}  // namespace ops
 
 template <Scalar T>
 Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
@@ -25,22 +43,17 @@ Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
     full[d] += x.shape()[d];
   }
   Tensor<T> out;
-  std::int64_t at = 0;
-  for (const auto& x : xs) {
-    ops::Embed<ops::Slice> op{{d, at, x.shape()[d], 1}, full};
-    at += x.shape()[d];
-    Tensor<T> e;
-    if constexpr (dtype_traits<T>::is_floating)
-      e = detail::apply(op, x);
-    else
-      e = op.forward(x);
-    if (!out.defined()) {
-      out = e;
-    } else if constexpr (dtype_traits<T>::is_floating) {
-      out = add(out, e);
-    } else {
-      detail::copy_into(op.view.forward(out), x);
+  if constexpr (dtype_traits<T>::is_floating) {
+    std::int64_t at = 0;
+    for (const auto& x : xs) {
+      ops::Embed<ops::Slice> op{{d, at, x.shape()[d], 1}, full};
+      at += x.shape()[d];
+      const Tensor<T> e = detail::apply(op, x);
+      out = out.defined() ? add(out, e) : e;
     }
+  } else {
+    out = xs[0];
+    for (std::size_t k = 1; k < xs.size(); ++k) out = detail::apply_nondiff(ops::Concat2{d}, out, xs[k]);
   }
   return out;
 }

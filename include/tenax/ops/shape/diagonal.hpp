@@ -62,7 +62,7 @@ Tensor<T> diagonal(const Tensor<T>& x, std::int64_t offset, int d0, int d1) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(op, x);
   else
-    return op.forward(x);
+    return detail::apply_nondiff(op, x);
 }
 
 // n x batch... -> n x n x batch... with x on the diagonal.
@@ -75,7 +75,7 @@ Tensor<T> diag_embed(const Tensor<T>& x) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(op, x);
   else
-    return op.forward(x);
+    return detail::apply_nondiff(op, x);
 }
 
 // A vector gives the diagonal matrix; a matrix gives its diagonal.

@@ -41,7 +41,7 @@ Tensor<T> expand(const Tensor<T>& x, const Shape& shape) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Expand{shape}, x);
   else
-    return ops::Expand{shape}.forward(x);
+    return detail::apply_nondiff(ops::Expand{shape}, x);
 }
 
 template <Scalar T>

@@ -98,7 +98,7 @@ Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Reshape{shape}, x);
   else
-    return ops::Reshape{shape}.forward(x);
+    return detail::apply_nondiff(ops::Reshape{shape}, x);
 }
 
 template <Scalar T>

@@ -49,7 +49,7 @@ Tensor<T> slice(const Tensor<T>& x, int dim, std::int64_t start, std::int64_t st
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(op, x);
   else
-    return op.forward(x);
+    return detail::apply_nondiff(op, x);
 }
 
 }  // namespace tenax

@@ -38,7 +38,7 @@ Tensor<T> to_device(const Tensor<T>& x, Device d) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::ToDevice{d}, x);
   else
-    return ops::ToDevice{d}.forward(x);
+    return detail::apply_nondiff(ops::ToDevice{d}, x);
 }
 
 }  // namespace tenax

@@ -55,7 +55,7 @@ Tensor<T> permute(const Tensor<T>& x, const Shape& order) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Permute{norm}, x);
   else
-    return ops::Permute{norm}.forward(x);
+    return detail::apply_nondiff(ops::Permute{norm}, x);
 }
 
 template <Scalar T>

@@ -44,7 +44,7 @@ Tensor<T> tril(const Tensor<T>& x, std::int64_t k) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Triangle{true, k}, x);
   else
-    return ops::Triangle{true, k}.forward(x);
+    return detail::apply_nondiff(ops::Triangle{true, k}, x);
 }
 
 template <Scalar T>
@@ -54,7 +54,7 @@ Tensor<T> triu(const Tensor<T>& x, std::int64_t k) {
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Triangle{false, k}, x);
   else
-    return ops::Triangle{false, k}.forward(x);
+    return detail::apply_nondiff(ops::Triangle{false, k}, x);
 }
 
 }  // namespace tenax

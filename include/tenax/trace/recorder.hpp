@@ -1,0 +1,165 @@
+#pragma once
+// The trace hook of detail::apply. While trace() runs a function, ModeState::tracer points at a
+// Tracer: every op's forward still runs (tracing is by execution, on the example values, so shape
+// logic and the AD machinery behave exactly as in eager mode) and is also recorded as a graph node.
+// Forward kernels run with the tracer paused, so an op built from other ops records once.
+// Ops whose inputs are all constants are not recorded: their outputs become constants of the
+// graph (constant folding of input-independent parts).
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "tenax/ad/mode.hpp"
+#include "tenax/core/tensor.hpp"
+#include "tenax/trace/graph.hpp"
+
+namespace tenax::detail {
+
+template <class Op, class... In>
+auto apply(const Op& op, const In&... in);
+template <class Op, class... In>
+auto apply_nondiff(const Op& op, const In&... in);
+
+class Tracer {
+ public:
+  explicit Tracer(ir::Graph& g);
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  ir::Graph& graph;
+
+  bool is_value(const TensorImpl& t) const { return (t.trace_id >> 32) == epoch_; }
+  // A new graph input standing for t (t must be a fresh tensor the tracer may tag).
+  std::int32_t add_input(TensorImpl& t);
+  // The value an op input stands for: a value of this trace, or a constant (recorded once).
+  // Throws when t views traced data without being a traced value (made outside any op).
+  std::int32_t use(const char* op, const TensorImpl& t);
+  // Names a fresh op output as a new value (or returns the value it already is: an alias).
+  std::int32_t define(TensorImpl& t);
+
+  // Records one op application; Diff: whether re-executing it goes through apply (ops with rules)
+  // or apply_nondiff (integer/boolean results).
+  template <bool Diff, class Op, class R, class... In>
+  void record(const Op& op, const R& r, const In&... in);
+
+ private:
+  std::uint64_t epoch_;
+  std::unordered_map<const TensorImpl*, std::int32_t> const_ids_;
+  std::unordered_set<const void*> traced_storage_;
+  std::vector<Storage> keep_;  // traced storages stay alive while tracing (no address reuse)
+};
+
+// Pauses tracing in a scope (forward kernels; prepared runs).
+class TracerPause {
+ public:
+  TracerPause() : prev_(mode().tracer) { mode().tracer = nullptr; }
+  ~TracerPause() { mode().tracer = prev_; }
+  TracerPause(const TracerPause&) = delete;
+  TracerPause& operator=(const TracerPause&) = delete;
+
+ private:
+  void* prev_;
+};
+
+template <class R>
+auto trace_tuple(const R& r) {
+  if constexpr (requires {
+                  typename R::value_type;
+                  r.impl();
+                })
+    return std::tuple<R>(r);
+  else
+    return r;
+}
+
+// Writes the outputs of one op application into env.
+template <class R>
+void store_outputs(const R& r, ImplPtr* env, const std::int32_t* out) {
+  const auto t = trace_tuple(r);
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((out[I] >= 0 ? (env[out[I]] = std::get<I>(t).impl(), 0) : 0), ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<decltype(t)>>{});
+}
+
+template <class Op>
+std::string cse_key() {
+  if constexpr (std::is_empty_v<Op>) {
+    return typeid(Op).name();
+  } else if constexpr (std::has_unique_object_representations_v<Op>) {
+    std::string k = typeid(Op).name();
+    k += '#';
+    return k;  // the parameter bytes are appended by the caller
+  } else {
+    return {};
+  }
+}
+
+template <bool Diff, class Op, class R, class... In>
+void Tracer::record(const Op& op, const R& r, const In&... in) {
+  if (!(... || is_value(*in.impl()))) return;  // input-independent: its outputs are constants
+  ir::GraphNode n;
+  if constexpr (requires { op.name_; })
+    n.name = op.name_;
+  else
+    n.name = Op::name;
+  n.in = {use(Op::name, *in.impl())...};
+  const auto outs = trace_tuple(r);
+  std::apply([&](const auto&... o) { (n.out.push_back(o.defined() ? define(*o.impl()) : -1), ...); }, outs);
+  n.forward = [op](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {
+    const auto res = [&]<std::size_t... I>(std::index_sequence<I...>) { return op.forward(In(env[i[I]])...); }
+    (std::index_sequence_for<In...>{});
+    store_outputs(res, env, o);
+  };
+  n.call = [op](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {
+    const auto res = [&]<std::size_t... I>(std::index_sequence<I...>) {
+      if constexpr (Diff) {
+        // Ops whose wrapper chose a cheaper variant because no derivative was needed at trace time
+        // (eigvalsh, svdvals) switch back when one is needed now.
+        if constexpr (requires { op.for_derivatives(); }) {
+          const ModeState& m = mode();
+          if ((... || ((m.grad_enabled && env[i[I]]->requires_grad) || (m.fw_enabled && env[i[I]]->tangent))))
+            return detail::apply(op.for_derivatives(), In(env[i[I]])...);
+        }
+        return detail::apply(op, In(env[i[I]])...);
+      } else
+        return detail::apply_nondiff(op, In(env[i[I]])...);
+    }
+    (std::index_sequence_for<In...>{});
+    store_outputs(res, env, o);
+  };
+  n.cse_key = cse_key<Op>();
+  if constexpr (!std::is_empty_v<Op> && std::has_unique_object_representations_v<Op>)
+    n.cse_key.append(reinterpret_cast<const char*>(&op), sizeof(Op));
+  graph.nodes.push_back(std::move(n));
+}
+
+// apply's forward call while tracing: run the kernel untraced, then record the node.
+template <bool Diff = true, class Op, class... In>
+auto traced_forward(const Op& op, const In&... in) {
+  Tracer& t = *static_cast<Tracer*>(mode().tracer);
+  auto r = [&] {
+    TracerPause p;
+    return op.forward(in...);
+  }();
+  t.template record<Diff>(op, r, in...);
+  return r;
+}
+
+// Runs an op that has no derivative rules (integer or boolean results, pivots, masks): its
+// forward, recorded while tracing like every other op, so a graph never bakes in a value that
+// depends on its inputs.
+template <class Op, class... In>
+auto apply_nondiff(const Op& op, const In&... in) {
+  if (mode().tracer) [[unlikely]]
+    return traced_forward<false>(op, in...);
+  return op.forward(in...);
+}
+
+}  // namespace tenax::detail

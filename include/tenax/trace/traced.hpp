@@ -1,0 +1,274 @@
+#pragma once
+// trace -> transform -> compile -> prepared run.
+//
+//   auto g = tenax::trace(f, x0, y0);       // Traced: the graph of f at these shapes/dtypes
+//   auto dg = tenax::grad(g);               // a transformed graph is a graph (grad, value_and_grad,
+//                                           // jvp, vjp; compose them: grad(grad(g)), jvp(grad(g)))
+//   auto p = tenax::compile(dg);            // Compiled: CSE, DCE, liveness plan (trace/program.hpp)
+//   auto gx = p(x, y);                      // prepared run
+//   auto step = tenax::jit(f);              // compiles once per input signature, then runs
+//
+// Tracing is by execution: f runs once on the example values (every op's forward runs, so shape
+// logic is exactly eager's) while apply records each op. Consequences, all documented:
+//   - control flow that reads tensor values on the host (item(), to_vector(), the det rule's
+//     singular-matrix branch, linalg's info checks) is evaluated once, at trace time; a compiled
+//     solve of a singular matrix returns NaN instead of throwing;
+//   - graph inputs are contiguous copies of the examples, and a prepared run makes its inputs
+//     contiguous, so both see the same layouts (eager on the same contiguous inputs is
+//     bit-identical to the prepared run);
+//   - a Traced re-executes through apply (operator()), so the eager transforms apply to it; the
+//     graph transforms are exactly that, traced again.
+// Results may be Tensor<T>, std::pair or std::tuple of results (nested).
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tenax/ad/functional.hpp"
+#include "tenax/trace/graph.hpp"
+#include "tenax/trace/program.hpp"
+#include "tenax/trace/recorder.hpp"
+
+namespace tenax {
+namespace detail {
+
+// Flattening a result structure into its tensors (depth first, left to right) and back.
+template <class R>
+struct Structure;
+template <class T>
+struct Structure<Tensor<T>> {
+  static constexpr std::size_t size = 1;
+  static void flatten(const Tensor<T>& r, ImplPtr*& out) { *out++ = r.impl(); }
+  static Tensor<T> unflatten(const ImplPtr*& in) { return Tensor<T>(*in++); }
+};
+template <class... X>
+struct Structure<std::tuple<X...>> {
+  static constexpr std::size_t size = (std::size_t{0} + ... + Structure<X>::size);
+  static void flatten(const std::tuple<X...>& r, ImplPtr*& out) {
+    std::apply([&](const auto&... x) { (Structure<X>::flatten(x, out), ...); }, r);
+  }
+  static std::tuple<X...> unflatten(const ImplPtr*& in) { return std::tuple<X...>{Structure<X>::unflatten(in)...}; }
+};
+template <class A, class B>
+struct Structure<std::pair<A, B>> {
+  static constexpr std::size_t size = Structure<A>::size + Structure<B>::size;
+  static void flatten(const std::pair<A, B>& r, ImplPtr*& out) {
+    Structure<A>::flatten(r.first, out);
+    Structure<B>::flatten(r.second, out);
+  }
+  static std::pair<A, B> unflatten(const ImplPtr*& in) {
+    A a = Structure<A>::unflatten(in);
+    B b = Structure<B>::unflatten(in);
+    return {std::move(a), std::move(b)};
+  }
+};
+
+// Installs a tracer for a scope (trace() is not reentrant on one thread).
+class TracerScope {
+ public:
+  explicit TracerScope(Tracer& t) {
+    TENAX_CHECK(mode().tracer == nullptr, "trace", "trace() called while already tracing");
+    mode().tracer = &t;
+  }
+  ~TracerScope() { mode().tracer = nullptr; }
+  TracerScope(const TracerScope&) = delete;
+  TracerScope& operator=(const TracerScope&) = delete;
+};
+
+template <class T>
+void check_signature(const ir::Graph& g, std::size_t k, const Tensor<T>& x, const char* who) {
+  TENAX_CHECK(x.defined(), who, "input ", k, " is undefined");
+  const ir::ValueInfo& want = g.values[static_cast<std::size_t>(g.inputs[k])];
+  TENAX_CHECK(x.impl()->dtype == want.dtype && x.shape() == want.shape && x.device() == want.device, who, "input ", k,
+              ": traced for ", want.str(), " on ", want.device.str(), ", got ", dtype_traits<T>::name, x.shape(),
+              " on ", x.device().str());
+}
+
+}  // namespace detail
+
+// A traced function: its graph and the example inputs it was traced at. Calling it re-executes
+// the graph through apply (differentiable, and traceable again).
+template <class R, class... T>
+class Traced {
+ public:
+  using result_type = R;
+  Traced(ir::Graph g, std::tuple<Tensor<T>...> examples) : graph_(std::move(g)), examples_(std::move(examples)) {}
+
+  const ir::Graph& graph() const { return graph_; }
+  const std::tuple<Tensor<T>...>& examples() const { return examples_; }
+  std::string str() const { return graph_.str(); }
+
+  R operator()(const Tensor<T>&... x) const {
+    std::size_t k = 0;
+    (detail::check_signature(graph_, k++, x, "traced"), ...);
+    std::vector<detail::ImplPtr> env(graph_.values.size());
+    k = 0;
+    ((env[static_cast<std::size_t>(graph_.inputs[k++])] = x.impl()), ...);
+    for (std::size_t c = 0; c < graph_.constant_ids.size(); ++c)
+      env[static_cast<std::size_t>(graph_.constant_ids[c])] = graph_.constants[c];
+    for (const ir::GraphNode& n : graph_.nodes) n.call(env.data(), n.in.data(), n.out.data());
+    std::vector<detail::ImplPtr> outs;
+    for (std::int32_t v : graph_.outputs) outs.push_back(env[static_cast<std::size_t>(v)]);
+    const detail::ImplPtr* p = outs.data();
+    return detail::Structure<R>::unflatten(p);
+  }
+
+ private:
+  ir::Graph graph_;
+  std::tuple<Tensor<T>...> examples_;
+};
+
+// Traces f at the example inputs x (their dtypes, shapes and devices; values are used to run f).
+template <class F, Floating... T>
+requires(sizeof...(T) > 0) auto trace(F&& f, const Tensor<T>&... x) {
+  using R = std::decay_t<std::invoke_result_t<F&, const Tensor<T>&...>>;
+  ir::Graph g;
+  detail::Tracer tracer(g);
+  // Inputs: contiguous copies without AD state, tagged as the graph's inputs in order.
+  std::tuple<Tensor<T>...> xin{clone(x.detach())...};
+  std::apply([&](auto&... t) { (tracer.add_input(*t.impl()), ...); }, xin);
+  R r = [&] {
+    detail::TracerScope scope(tracer);
+    return std::apply(f, xin);
+  }();
+  std::array<detail::ImplPtr, detail::Structure<R>::size> flat;
+  detail::ImplPtr* out = flat.data();
+  detail::Structure<R>::flatten(r, out);
+  for (const detail::ImplPtr& o : flat) {
+    TENAX_CHECK(o, "trace", "the traced function returned an undefined tensor");
+    g.outputs.push_back(tracer.use("return", *o));
+  }
+  return Traced<R, T...>(std::move(g), std::tuple<Tensor<T>...>{clone(x.detach())...});
+}
+
+// A compiled (prepared) program with f's signature.
+template <class R, class... T>
+class Compiled {
+ public:
+  explicit Compiled(const Traced<R, T...>& t) : prog_(std::make_shared<ir::Program>(t.graph())) {}
+
+  // Checks the inputs against the compiled signature, makes them contiguous, runs the program.
+  R operator()(const Tensor<T>&... x) const {
+    std::size_t k = 0;
+    (detail::check_signature(prog_->graph(), k++, x, "compiled"), ...);
+    const detail::ImplPtr ins[] = {x.contiguous().impl()...};
+    std::array<detail::ImplPtr, detail::Structure<R>::size> outs;
+    prog_->run(ins, sizeof...(T), outs.data());
+    const detail::ImplPtr* p = outs.data();
+    return detail::Structure<R>::unflatten(p);
+  }
+  R run(const Tensor<T>&... x) const { return (*this)(x...); }
+
+  const ir::Program& program() const { return *prog_; }
+  std::string str() const { return prog_->str(); }
+
+ private:
+  std::shared_ptr<ir::Program> prog_;
+};
+
+template <class R, class... T>
+Compiled<R, T...> compile(const Traced<R, T...>& t) {
+  return Compiled<R, T...>(t);
+}
+
+template <class F, Floating... T>
+requires(sizeof...(T) > 0) auto compile(F&& f, const Tensor<T>&... x) {
+  return compile(trace(std::forward<F>(f), x...));
+}
+
+// ---- graph transforms: the eager transforms applied to the re-executed graph, traced again ----
+
+template <class R, Floating... T>
+auto value_and_grad(const Traced<R, T...>& g) {
+  return std::apply(
+      [&](const auto&... ex) { return trace([&](const Tensor<T>&... x) { return value_and_grad(g, x...); }, ex...); },
+      g.examples());
+}
+
+template <class R, Floating... T>
+auto grad(const Traced<R, T...>& g) {
+  return std::apply(
+      [&](const auto&... ex) { return trace([&](const Tensor<T>&... x) { return grad(g, x...); }, ex...); },
+      g.examples());
+}
+
+// (x, dx) -> (f(x), J dx), for a function of one input with one tensor output.
+template <class U, Floating T>
+auto jvp(const Traced<Tensor<U>, T>& g) {
+  const Tensor<T>& x = std::get<0>(g.examples());
+  return trace([&](const Tensor<T>& xi, const Tensor<T>& dx) { return jvp(g, xi, dx); }, x,
+               Tensor<T>::ones(x.shape(), x.device()));
+}
+
+// (x, gy) -> the cotangent of x, for a function of one input with one tensor output.
+template <class U, Floating T>
+auto vjp(const Traced<Tensor<U>, T>& g) {
+  const Tensor<T>& x = std::get<0>(g.examples());
+  const ir::ValueInfo& y = g.graph().values[static_cast<std::size_t>(g.graph().outputs[0])];
+  return trace([&](const Tensor<T>& xi, const Tensor<U>& gy) { return vjp(g, xi).second(gy); }, x,
+               Tensor<U>::ones(y.shape, y.device));
+}
+
+// f compiled once per input signature (dtypes, shapes, devices): the first call with a new
+// signature traces and compiles, later calls with it run the prepared program.
+template <class F>
+class Jit {
+ public:
+  explicit Jit(F f) : f_(std::move(f)) {}
+
+  template <Floating... T>
+  requires(sizeof...(T) > 0) auto operator()(const Tensor<T>&... x) {
+    using R = std::decay_t<std::invoke_result_t<F&, const Tensor<T>&...>>;
+    using C = Compiled<R, T...>;
+    std::uint64_t h = (static_cast<std::uint64_t>(sizeof...(T)) << 56) ^ typeid(C).hash_code();
+    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+    ((mix(static_cast<std::uint64_t>(x.impl()->dtype)), mix(static_cast<std::uint64_t>(x.device().index) + 1),
+      [&] {
+        for (auto d : x.shape()) mix(static_cast<std::uint64_t>(d));
+      }()),
+     ...);
+    auto [lo, hi] = cache_.equal_range(h);
+    for (auto it = lo; it != hi; ++it) {
+      if (it->second.type != &typeid(C)) continue;
+      auto* c = static_cast<C*>(it->second.program.get());
+      std::size_t k = 0;
+      bool same = true;
+      ((same = same && matches(c->program().graph(), k++, x)), ...);
+      if (same) return (*c)(x...);
+    }
+    auto c = std::make_shared<C>(trace(f_, x...));
+    ++compilations_;
+    cache_.emplace(h, Entry{&typeid(C), c});
+    return (*c)(x...);
+  }
+
+  // How many signatures have been compiled.
+  std::size_t compilations() const { return compilations_; }
+
+ private:
+  struct Entry {
+    const std::type_info* type;
+    std::shared_ptr<void> program;
+  };
+  template <class T>
+  static bool matches(const ir::Graph& g, std::size_t k, const Tensor<T>& x) {
+    const ir::ValueInfo& v = g.values[static_cast<std::size_t>(g.inputs[k])];
+    return v.dtype == x.impl()->dtype && v.shape == x.shape() && v.device == x.device();
+  }
+  F f_;
+  std::unordered_multimap<std::uint64_t, Entry> cache_;
+  std::size_t compilations_ = 0;
+};
+
+template <class F>
+Jit<std::decay_t<F>> jit(F&& f) {
+  return Jit<std::decay_t<F>>(std::forward<F>(f));
+}
+
+}  // namespace tenax

@@ -1,0 +1,129 @@
+// trace -> compile -> run: the graph, its passes, the signature checks, the allocation-free
+// prepared run and the shape-keyed cache.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <string>
+
+#include "tenax/tenax.hpp"
+#include "trace/trace_support.hpp"
+
+namespace tx = tenax;
+using tx::Tensor;
+using tx::ttest::expect_bitwise;
+using tx::ttest::expect_compiled_matches_eager;
+
+namespace {
+
+bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
+
+TEST(Trace, GraphRecordsOpsInputsAndConstants) {
+  const auto c = Tensor<double>::full({3}, 2.0);
+  auto f = [&](const Tensor<double>& x, const Tensor<double>& y) { return tx::sum(tx::exp(x) * y + c); };
+  const auto g = tx::trace(f, Tensor<double>::randn({3}, 1), Tensor<double>::randn({3}, 2));
+  const std::string s = g.str();
+  EXPECT_TRUE(has(s, "%0 = input 0 : f64[3]")) << s;
+  EXPECT_TRUE(has(s, "%1 = input 1 : f64[3]")) << s;
+  EXPECT_TRUE(has(s, "= constant : f64[3]")) << s;
+  EXPECT_TRUE(has(s, "= exp(%0)")) << s;
+  EXPECT_TRUE(has(s, "= sum(")) << s;
+  EXPECT_EQ(g.graph().nodes.size(), 4u) << s;  // exp, mul, add, sum
+  EXPECT_EQ(g.graph().outputs.size(), 1u);
+}
+
+TEST(Trace, ConstantFoldingDeadCodeAndCommonSubexpressions) {
+  const auto a = Tensor<double>::full({4}, 0.5), b = Tensor<double>::full({4}, 0.25);
+  auto f = [&](const Tensor<double>& x) {
+    const auto unused = tx::sin(x) * 3.0;  // dead
+    (void)unused;
+    const auto k = tx::exp(a + b);       // input-independent: folded while tracing
+    return tx::exp(x) * k + tx::exp(x);  // exp(x) twice: one after CSE
+  };
+  const auto x0 = Tensor<double>::randn({4}, 3);
+  const auto g = tx::trace(f, x0);
+  std::cout << g.str() << tx::compile(g).str();
+  EXPECT_EQ(g.graph().constants.size(), 1u) << g.str();  // exp(a + b), computed once
+  const auto p = tx::compile(g);
+  EXPECT_EQ(p.program().cse_merged(), 1u) << p.str();
+  EXPECT_GE(p.program().dce_removed(), 2u) << p.str();         // sin and its product
+  EXPECT_EQ(p.program().graph().nodes.size(), 3u) << p.str();  // exp, mul, add
+  expect_bitwise(p(Tensor<double>::randn({4}, 5)), f(Tensor<double>::randn({4}, 5)), "folded program");
+  const std::string s = p.str();
+  EXPECT_TRUE(has(s, "merged by CSE")) << s;
+  EXPECT_TRUE(has(s, "plan peak")) << s;
+}
+
+TEST(Trace, SignatureMismatchIsAClearError) {
+  auto f = [](const Tensor<double>& x) { return tx::sum(x * x); };
+  const auto p = tx::compile(f, Tensor<double>::randn({2, 3}, 1));
+  try {
+    p(Tensor<double>::randn({3, 2}, 1));
+    FAIL() << "no error";
+  } catch (const tx::Error& e) {
+    const std::string m = e.what();
+    EXPECT_TRUE(has(m, "[compiled]")) << m;
+    EXPECT_TRUE(has(m, "[2, 3]")) << m;
+    EXPECT_TRUE(has(m, "[3, 2]")) << m;
+    EXPECT_TRUE(has(m, "f64")) << m;
+  }
+  const auto g = tx::trace(f, Tensor<double>::randn({2, 3}, 1));
+  EXPECT_THROW(g(Tensor<double>::randn({2, 2}, 1)), tx::Error);
+}
+
+TEST(Trace, PreparedRunMakesNoSystemAllocationAfterTheFirst) {
+  auto f = [](const Tensor<double>& A, const Tensor<double>& b) {
+    return tx::grad(
+        [](const Tensor<double>& a, const Tensor<double>& v) {
+          return tx::sum(tx::linalg::solve(a, v) * tx::tanh(tx::matmul(a, v)));
+        },
+        A, b);
+  };
+  const auto A = Tensor<double>::randn({6, 6}, 1) + Tensor<double>::eye(6, 6) * 6.0;
+  const auto b = Tensor<double>::randn({6, 2}, 2);
+  const auto p = tx::compile(f, A, b);
+  (void)p(A, b);  // warms the pool
+  tx::reset_allocator_stats();
+  for (int i = 0; i < 10; ++i) (void)p(A, b);
+  const auto st = tx::allocator_stats();
+  EXPECT_EQ(st.system_allocs, 0);
+  EXPECT_EQ(st.pool_misses, 0);
+  EXPECT_GT(st.pool_hits, 0);
+}
+
+TEST(Trace, RunsAtOtherValuesThanTheExamples) {
+  auto f = [](const Tensor<double>& x, const Tensor<double>& y) {
+    return std::tuple{tx::matmul(x, y), tx::sum(tx::relu(x - 0.1), {1}), tx::max(y)};
+  };
+  expect_compiled_matches_eager("matmul/relu/max", f,
+                                std::tuple{Tensor<double>::randn({3, 4}, 1), Tensor<double>::randn({4, 2}, 2)},
+                                std::tuple{Tensor<double>::randn({3, 4}, 3), Tensor<double>::randn({4, 2}, 4)});
+}
+
+TEST(Trace, NonContiguousInputsRunAsContiguous) {
+  auto f = [](const Tensor<double>& x) { return tx::exp(x) * 2.0; };
+  const auto p = tx::compile(f, Tensor<double>::randn({3, 4}, 1));
+  const auto big = Tensor<double>::randn({4, 3}, 2);
+  const auto view = big.mT();  // 3 x 4, transposed strides
+  expect_bitwise(p(view), f(view.contiguous()), "transposed input");
+}
+
+TEST(Trace, JitCompilesOncePerSignature) {
+  auto j = tx::jit([](const auto& x) { return tx::sum(tx::square(x)); });
+  const auto a = Tensor<double>::randn({3}, 1), b = Tensor<double>::randn({3}, 2), c = Tensor<double>::randn({5}, 3);
+  expect_bitwise(j(a), tx::sum(tx::square(a)), "jit a");
+  expect_bitwise(j(b), tx::sum(tx::square(b)), "jit b");
+  EXPECT_EQ(j.compilations(), 1u);
+  expect_bitwise(j(c), tx::sum(tx::square(c)), "jit c");
+  EXPECT_EQ(j.compilations(), 2u);
+  (void)j(a);
+  (void)j(Tensor<float>::randn({3}, 4));  // another dtype: another program
+  EXPECT_EQ(j.compilations(), 3u);
+}
+
+TEST(Trace, NestedTraceIsAnError) {
+  auto inner = [](const Tensor<double>& x) { return x * 2.0; };
+  auto outer = [&](const Tensor<double>& x) { return tx::trace(inner, x)(x); };
+  EXPECT_THROW(tx::trace(outer, Tensor<double>::randn({2}, 1)), tx::Error);
+}
+
+}  // namespace

@@ -1,0 +1,172 @@
+// Eager and compiled results are bit-identical for every op family, for grad, jvp and second
+// order, with the program compiled at one input and run at another (so nothing the trace saw may
+// be baked in); and the graph transforms (grad, value_and_grad, jvp, vjp, composed) equal the
+// eager transforms.
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <string>
+#include <tuple>
+
+#include "tenax/tenax.hpp"
+#include "trace/trace_support.hpp"
+
+namespace tx = tenax;
+namespace la = tenax::linalg;
+using tx::Tensor;
+using tx::ttest::expect_bitwise;
+using tx::ttest::expect_compiled_matches_eager;
+
+namespace {
+
+// A well-conditioned n x n matrix (seeded), and a symmetric positive definite one.
+template <class T>
+Tensor<T> well(std::int64_t n, std::uint64_t seed) {
+  return Tensor<T>::randn({n, n}, seed) * T(0.3) + Tensor<T>::eye(n, n) * T(static_cast<double>(n));
+}
+template <class T>
+Tensor<T> spd(std::int64_t n, std::uint64_t seed) {
+  const auto a = well<T>(n, seed);
+  return tx::matmul(a.mH(), a);
+}
+
+// Checks f, grad of sum-like scalar L(f), and jvp of f, compiled at seed s0 and run at s1.
+template <class T, class F, class Make>
+void check_op(const std::string& what, F f, Make make) {
+  using R = tx::real_t<T>;
+  auto loss = [f](const Tensor<T>& x) {
+    const auto y = f(x);
+    const auto w = Tensor<typename std::decay_t<decltype(y)>::value_type>::randn(y.shape(), 99);
+    return tx::real(tx::sum(y * w));
+  };
+  const Tensor<T> x0 = make(1), x1 = make(2), dx = Tensor<T>::randn(x0.shape(), 3);
+  expect_compiled_matches_eager<decltype(f), T>(what + " forward", f, std::tuple{x0}, std::tuple{x1});
+  auto g = [loss](const Tensor<T>& x) { return tx::grad(loss, x); };
+  expect_compiled_matches_eager<decltype(g), T>(what + " grad", g, std::tuple{x0}, std::tuple{x1});
+  auto j = [f](const Tensor<T>& x, const Tensor<T>& d) { return tx::jvp(f, x, d); };
+  expect_compiled_matches_eager<decltype(j), T, T>(what + " jvp", j, std::tuple{x0, dx},
+                                                   std::tuple{x1, Tensor<T>::randn(x0.shape(), 4)});
+  auto h = [loss](const Tensor<T>& x, const Tensor<T>& v) { return tx::hvp(loss, x, v); };
+  expect_compiled_matches_eager<decltype(h), T, T>(what + " hvp", h, std::tuple{x0, dx},
+                                                   std::tuple{x1, Tensor<T>::randn(x0.shape(), 5)});
+  (void)sizeof(R);
+}
+
+TEST(TraceOps, ElementwiseBroadcastReduce) {
+  auto f = [](const Tensor<double>& x) {
+    const auto y = tx::reshape(tx::sum(x, {1}, true), tx::Shape{3, 1});
+    return tx::exp(x) * y + tx::sin(x) / (tx::square(x) + 1.0) - tx::tanh(x) * tx::max(x, {0}, true);
+  };
+  check_op<double>("elementwise", f, [](std::uint64_t s) { return Tensor<double>::randn({3, 4}, s); });
+  auto fc = [](const Tensor<std::complex<double>>& x) { return tx::exp(x) * tx::conj(x) + tx::square(x); };
+  check_op<std::complex<double>>("complex elementwise", fc, [](std::uint64_t s) {
+    return Tensor<std::complex<double>>::randn({2, 3}, s);
+  });
+}
+
+TEST(TraceOps, ShapeOps) {
+  auto f = [](const Tensor<double>& x) {
+    const auto t = tx::transpose(x, 0, 1);
+    const auto c = tx::concat<double>({tx::slice(t, 0, 0, 2, 1), tx::tril(t, 0)}, 0);
+    return tx::reshape(c * 2.0, tx::Shape{-1}) + tx::sum(tx::diagonal(tx::matmul(x, t)));
+  };
+  check_op<double>("shape", f, [](std::uint64_t s) { return Tensor<double>::randn({3, 3}, s); });
+}
+
+TEST(TraceOps, Solve) {
+  const auto B = Tensor<double>::randn({4, 2}, 7);
+  check_op<double>(
+      "solve", [B](const Tensor<double>& A) { return la::solve(A, B); },
+      [](std::uint64_t s) { return well<double>(4, s); });
+  check_op<double>(
+      "inv", [](const Tensor<double>& A) { return la::inv(A); }, [](std::uint64_t s) { return well<double>(4, s); });
+  check_op<double>(
+      "det", [](const Tensor<double>& A) { return la::det(A); }, [](std::uint64_t s) { return well<double>(4, s); });
+  check_op<double>(
+      "slogdet", [](const Tensor<double>& A) { return la::slogdet(A).second; },
+      [](std::uint64_t s) { return well<double>(4, s); });
+  check_op<double>(
+      "solve_triangular", [B](const Tensor<double>& A) { return la::solve_triangular(A, B, /*upper=*/true); },
+      [](std::uint64_t s) { return well<double>(4, s); });
+}
+
+TEST(TraceOps, Factorizations) {
+  check_op<double>(
+      "lu", [](const Tensor<double>& A) { return std::get<2>(la::lu(A)) + std::get<1>(la::lu(A)); },
+      [](std::uint64_t s) {
+        return Tensor<double>::randn({4, 4}, s);
+      });
+  check_op<double>(
+      "qr",
+      [](const Tensor<double>& A) {
+        return tx::concat<double>({la::qr(A).first, la::qr(A).second}, 0);
+      },
+      [](std::uint64_t s) {
+        return Tensor<double>::randn({4, 3}, s);
+      });
+  check_op<double>(
+      "cholesky", [](const Tensor<double>& A) { return la::cholesky(A); },
+      [](std::uint64_t s) { return spd<double>(4, s); });
+}
+
+TEST(TraceOps, Spectral) {
+  check_op<double>(
+      "eigvalsh", [](const Tensor<double>& A) { return la::eigvalsh(A); },
+      [](std::uint64_t s) { return spd<double>(4, s); });
+  check_op<double>(
+      "eigh", [](const Tensor<double>& A) { return la::eigh(A, false, {}, /*canonical_gauge=*/true).second; },
+      [](std::uint64_t s) { return spd<double>(4, s); });
+  check_op<double>(
+      "svdvals", [](const Tensor<double>& A) { return la::svdvals(A); },
+      [](std::uint64_t s) {
+        return Tensor<double>::randn({4, 3}, s);
+      });
+  check_op<double>(
+      "svd", [](const Tensor<double>& A) { return std::get<0>(la::svd(A, false, {}, /*canonical_gauge=*/true)); },
+      [](std::uint64_t s) {
+        return Tensor<double>::randn({4, 3}, s);
+      });
+  check_op<std::complex<double>>(
+      "complex eigh", [](const Tensor<std::complex<double>>& A) { return tx::abs(la::eigh(A).second); },
+      [](std::uint64_t s) { return spd<std::complex<double>>(3, s); });
+}
+
+// ---- graph transforms ----------------------------------------------------------------------------
+
+TEST(TraceTransforms, GradValueAndGradJvpVjpOfAGraph) {
+  auto f = [](const Tensor<double>& A, const Tensor<double>& b) {
+    return tx::sum(tx::square(la::solve(A, b))) + tx::sum(la::eigvalsh(tx::matmul(A.mT(), A)));
+  };
+  const auto A0 = well<double>(3, 1), b0 = Tensor<double>::randn({3, 2}, 2);
+  const auto A1 = well<double>(3, 3), b1 = Tensor<double>::randn({3, 2}, 4);
+  const auto g = tx::trace(f, A0, b0);
+  // grad of the graph is a graph; compiled, it equals the eager gradient at other inputs.
+  const auto dg = tx::grad(g);
+  expect_bitwise(tx::compile(dg)(A1, b1), tx::grad(f, A1, b1), "grad(graph)");
+  expect_bitwise(tx::compile(tx::value_and_grad(g))(A1, b1), tx::value_and_grad(f, A1, b1), "value_and_grad(graph)");
+  // Single-input transforms.
+  auto f1 = [b0](const Tensor<double>& A) { return la::solve(A, b0); };
+  const auto g1 = tx::trace(f1, A0);
+  const auto dA = Tensor<double>::randn({3, 3}, 5);
+  expect_bitwise(tx::compile(tx::jvp(g1))(A1, dA), tx::jvp(f1, A1, dA), "jvp(graph)");
+  const auto gy = Tensor<double>::randn({3, 2}, 6);
+  expect_bitwise(tx::compile(tx::vjp(g1))(A1, gy), tx::vjp(f1, A1).second(gy), "vjp(graph)");
+}
+
+TEST(TraceTransforms, Composed) {
+  // Second derivative of a scalar function by grad(grad(graph)), and jvp(grad(graph)) = H v.
+  auto f = [](const Tensor<double>& x) { return tx::sum(tx::exp(x) * tx::sin(x)); };
+  const auto x0 = Tensor<double>::randn({3}, 1), x1 = Tensor<double>::randn({3}, 2);
+  const auto g = tx::trace(f, x0);
+  const auto gg = tx::grad(g);
+  const auto v = Tensor<double>::randn({3}, 3);
+  const auto hv = tx::jvp(gg);
+  expect_bitwise(std::get<1>(tx::compile(hv)(x1, v)), tx::hvp(f, x1, v), "jvp(grad(graph))");
+  auto s = [](const Tensor<double>& x) {
+    return tx::sum(tx::grad([](const Tensor<double>& z) { return tx::sum(tx::exp(z) * tx::sin(z)); }, x));
+  };
+  const auto g2 = tx::grad(tx::trace(s, x0));
+  expect_bitwise(tx::compile(g2)(x1), tx::grad(s, x1), "grad(grad)");
+}
+
+}  // namespace

@@ -1,0 +1,49 @@
+#pragma once
+// Shared helpers of the trace tests: bitwise comparison of tensors and results.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "tenax/tenax.hpp"
+
+namespace tenax::ttest {
+
+template <class T>
+void expect_bitwise(const Tensor<T>& a, const Tensor<T>& b, const std::string& what) {
+  ASSERT_TRUE(a.defined() && b.defined()) << what;
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  const auto va = a.contiguous().to_vector(), vb = b.contiguous().to_vector();
+  EXPECT_EQ(std::memcmp(va.data(), vb.data(), va.size() * sizeof(T)), 0) << what << ": not bit-identical";
+}
+template <class... X>
+void expect_bitwise(const std::tuple<X...>& a, const std::tuple<X...>& b, const std::string& what) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (expect_bitwise(std::get<I>(a), std::get<I>(b), what + " [" + std::to_string(I) + "]"), ...);
+  }
+  (std::index_sequence_for<X...>{});
+}
+template <class A, class B>
+void expect_bitwise(const std::pair<A, B>& a, const std::pair<A, B>& b, const std::string& what) {
+  expect_bitwise(a.first, b.first, what + ".first");
+  expect_bitwise(a.second, b.second, what + ".second");
+}
+
+// Compiles f at the examples x0..., then checks the prepared run at the inputs x... (other values,
+// same signature) against eager f(x...), bit for bit; also the re-executed graph.
+template <class F, class... T>
+void expect_compiled_matches_eager(const std::string& what, F f, std::tuple<Tensor<T>...> examples,
+                                   std::tuple<Tensor<T>...> inputs) {
+  const auto traced = std::apply([&](const auto&... e) { return trace(f, e...); }, examples);
+  const auto prog = compile(traced);
+  const auto eager = std::apply(f, inputs);
+  const auto compiled = std::apply(prog, inputs);
+  expect_bitwise(compiled, eager, what + ": compiled vs eager");
+  expect_bitwise(std::apply(traced, inputs), eager, what + ": re-executed graph vs eager");
+  // A second run (warm pool, same program) gives the same bits.
+  expect_bitwise(std::apply(prog, inputs), eager, what + ": second run");
+}
+
+}  // namespace tenax::ttest
