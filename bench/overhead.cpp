@@ -4,6 +4,8 @@
 // Rows (name overhead/<case>/<dtype>/<shape>/<mode>; see overhead_chain.hpp for the case):
 //   overhead/chain100/f64/1/recorded             forward chain of 100 mul/add + backward
 //   overhead/chain100/f64/1/unrecorded           the same forward chain, nothing recorded
+//   overhead/chain100/f64/1/recorded_anomaly     recorded, with anomaly mode on (its cost)
+//   overhead/chain100/f64/1/recorded_anomaly_nostacks   the same without per-op call stacks
 //   overhead/chain100/f64/1/libtorch_recorded    libtorch reference (ref_libtorch/, when found)
 //   overhead/chain100/f64/1/libtorch_unrecorded
 // Timed region (both libraries alike): the chain, backward, freeing the tape (the chain's output
@@ -61,11 +63,14 @@ const std::string& tenax_check(bool recorded) {
   return msg[recorded ? 1 : 0];
 }
 
-void chain_recorded(benchmark::State& state) {
+// anomaly: the same with anomaly mode on (every output and cotangent checked for NaN/Inf, and a
+// call stack captured per recorded op).
+void chain_recorded(benchmark::State& state, bool anomaly, bool stacks) {
   if (const std::string& err = tenax_check(true); !err.empty()) {
     state.SkipWithError(err.c_str());
     return;
   }
+  tenax::AnomalyGuard guard(anomaly, stacks);
   const auto c = Tensor<double>::full({1}, kC);
   const auto x = Tensor<double>::full({1}, kX0).requires_grad();
   for (auto _ : state) {
@@ -104,7 +109,10 @@ void chain_unrecorded(benchmark::State& state) {
 }
 
 const bool registered = [] {
-  configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/recorded", chain_recorded));
+  configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/recorded", chain_recorded, false, false));
+  configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/recorded_anomaly", chain_recorded, true, true));
+  configure_row(
+      benchmark::RegisterBenchmark("overhead/chain100/f64/1/recorded_anomaly_nostacks", chain_recorded, true, false));
   configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/unrecorded", chain_unrecorded));
   return true;
 }();

@@ -7,6 +7,7 @@
 #                                       Google Benchmark
 #   scripts/setup.sh --with-libtorch    also libtorch-dev (the libtorch reference benchmarks)
 #   scripts/setup.sh --with-python      also python3 (report tooling)
+#   scripts/setup.sh --with-fuzz        also clang and its runtime libraries (libFuzzer targets)
 #
 # Runs as root directly, otherwise through sudo. TENAX_SKIP_SETUP=1 skips it entirely (for machines
 # whose dependencies are provided some other way).
@@ -15,14 +16,16 @@ set -euo pipefail
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
-usage() { sed -n '2,13s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,14s/^# \{0,1\}//p' "$0"; }
 
 with_libtorch=0
 with_python=0
+with_fuzz=0
 for arg in "$@"; do
   case "$arg" in
     --with-libtorch) with_libtorch=1 ;;
     --with-python) with_python=1 ;;
+    --with-fuzz) with_fuzz=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$arg'" ;;
   esac
@@ -42,6 +45,7 @@ packages=(
 )
 ((with_libtorch)) && packages+=(libtorch-dev)
 ((with_python)) && packages+=(python3)
+((with_fuzz)) && packages+=(clang libclang-rt-dev)
 
 command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
   die "this script needs an apt-based system (Debian/Ubuntu). Install these packages (or equivalents) yourself and rerun with TENAX_SKIP_SETUP=1: ${packages[*]}"

@@ -8,8 +8,13 @@
 #   scripts/test.sh openblas            one provider (openblas | lapack | mkl | eigen); several may be
 #                                       given, the first gets the full suite
 #
+# Then a sanitizer pass (ASan + UBSan) over a reduced set of test programs, and a bounded libFuzzer
+# run of the linalg target (see below).
+#
 # Environment: TENAX_BUILD_DIR (default <repo>/build-ci; one subdirectory per provider),
-# TENAX_JOBS (default: nproc), TENAX_SKIP_SETUP=1 (do not check system packages).
+# TENAX_JOBS (default: nproc), TENAX_SKIP_SETUP=1 (do not check system packages),
+# TENAX_SKIP_SANITIZE=1 (no sanitizer pass), TENAX_SKIP_FUZZ=1 (no fuzz run; clang is then not
+# installed), TENAX_FUZZ_SECONDS (default 60).
 # Exits non-zero when a configure, build or test step fails.
 set -euo pipefail
 
@@ -21,7 +26,9 @@ providers=("$@")
 
 say() { printf '== %s\n' "$*"; }
 
-"$root/scripts/setup.sh"
+setup_args=()
+[[ ${TENAX_SKIP_FUZZ:-0} == 1 ]] || setup_args+=(--with-fuzz)
+"$root/scripts/setup.sh" "${setup_args[@]}"
 
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
@@ -46,6 +53,21 @@ quiet() {
 }
 
 status=0
+# Runs the CTest suite of build directory $2 (stage name $1, extra ctest arguments after): passing
+# tests are not listed; failures come with their output, then CTest's summary. Sets status=1 on
+# failure. Reads $start for the stage's duration.
+run_ctest() {
+  local name=$1 dir=$2 rc=0
+  shift 2
+  ctest --test-dir "$dir" "${ctest_args[@]}" "$@" >"$dir/ctest.log" 2>&1 || rc=$?
+  grep -vE '^Internal ctest changing|^ *Start +[0-9]+: |^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* +Passed +[0-9.]+ sec$' "$dir/ctest.log" || true
+  if ((rc != 0)); then
+    say "[$name] FAILED (ctest exit $rc; log: $dir/ctest.log)"
+    status=1
+  else
+    say "[$name] passed in $((SECONDS - start)) s"
+  fi
+}
 for i in "${!providers[@]}"; do
   provider=${providers[$i]}
   dir=$build_root/$provider
@@ -66,15 +88,54 @@ for i in "${!providers[@]}"; do
     "${extra[@]}"
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs"
   say "[$provider] built in $((SECONDS - start)) s; running ctest"
-  # Passing tests are not listed; failures come with their output, then CTest's summary.
+  run_ctest "$provider" "$dir"
+done
+# The sanitizer pass (ASan + UBSan, errors fatal): the library and a reduced set of test programs
+# (core, AD, anomaly, elementwise/reduction/shape ops, the linalg failure and residual tests, trace,
+# the AD oracle)
+# built with -fsanitize=address,undefined and run. Skipped with TENAX_SKIP_SANITIZE=1.
+sanitize_targets=(test_core test_tensor_errors test_allocator test_ad_engine test_anomaly test_ops_unary
+  test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_ad_oracle)
+if [[ ${TENAX_SKIP_SANITIZE:-0} != 1 ]]; then
+  dir=$build_root/sanitize
+  mkdir -p "$dir"
+  start=$SECONDS
+  say "[sanitize] configure + build ($dir, ASan + UBSan, ${#sanitize_targets[@]} test programs)"
+  quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
+    -DTENAX_SANITIZE=ON -DTENAX_PROVIDER="${providers[0]}" -DTENAX_BUILD_TESTS=ON -DTENAX_BUILD_EXAMPLES=OFF \
+    -DTENAX_BUILD_BENCH=OFF -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF
+  quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target "${sanitize_targets[@]}"
+  say "[sanitize] built in $((SECONDS - start)) s; running ctest"
+  # Programs outside the reduced set are not built (CTest lists them as *_NOT_BUILT).
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest sanitize "$dir" -E '_NOT_BUILT'
+
+fi
+# A bounded libFuzzer run (fuzz/): the linalg target built with clang (ASan + UBSan), started from
+# a copy of the seed corpus in fuzz/corpus, for TENAX_FUZZ_SECONDS (default 60). A crash, sanitizer
+# report, exception other than tenax::Error or a hang fails the job; the input is kept in the log
+# directory. Skipped with TENAX_SKIP_FUZZ=1.
+if [[ ${TENAX_SKIP_FUZZ:-0} != 1 ]]; then
+  dir=$build_root/fuzz
+  mkdir -p "$dir"
+  start=$SECONDS
+  say "[fuzz] configure + build ($dir, clang, libFuzzer + ASan + UBSan)"
+  quiet "$dir/configure.log" env CC=clang CXX=clang++ cmake -S "$root" -B "$dir" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENAX_BUILD_FUZZ=ON -DTENAX_PROVIDER="${providers[0]}" \
+    -DTENAX_BUILD_TESTS=OFF -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF
+  quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target fuzz_linalg
+  seconds=${TENAX_FUZZ_SECONDS:-60}
+  say "[fuzz] built in $((SECONDS - start)) s; fuzz_linalg for $seconds s"
+  work=$dir/corpus
+  rm -rf "$work" && mkdir -p "$work" && cp -r "$root/fuzz/corpus/linalg/." "$work/"
   rc=0
-  ctest --test-dir "$dir" "${ctest_args[@]}" >"$dir/ctest.log" 2>&1 || rc=$?
-  grep -vE '^Internal ctest changing|^ *Start +[0-9]+: |^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* +Passed +[0-9.]+ sec$' "$dir/ctest.log" || true
+  (cd "$dir" && "$dir/fuzz/fuzz_linalg" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+    -print_final_stats=1 >"$dir/fuzz.log" 2>&1) || rc=$?
   if ((rc != 0)); then
-    say "[$provider] FAILED (ctest exit $rc; log: $dir/ctest.log)"
+    tail -n 60 "$dir/fuzz.log" >&2
+    say "[fuzz] FAILED (exit $rc; log: $dir/fuzz.log; the input is in $dir)"
     status=1
   else
-    say "[$provider] passed in $((SECONDS - start)) s"
+    say "[fuzz] passed: $(grep -E 'Done [0-9]+ runs' "$dir/fuzz.log" || echo 'done')"
   fi
-done
+fi
 exit $status

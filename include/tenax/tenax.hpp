@@ -9,6 +9,7 @@
 #include "tenax/core/shape.hpp"
 #include "tenax/core/tensor.hpp"
 
+#include "tenax/ad/anomaly.hpp"
 #include "tenax/ad/apply.hpp"
 #include "tenax/ad/functional.hpp"
 #include "tenax/ad/mode.hpp"

@@ -3,6 +3,8 @@
 // all of its consumers have contributed, so fan-out cotangents are summed before a rule runs.
 #include "tenax/ad/engine.hpp"
 
+#include "tenax/ad/anomaly.hpp"
+
 #include <utility>
 
 #include "tenax/ad/mode.hpp"
@@ -120,7 +122,17 @@ std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
     bool any = false;
     for (const auto& g : n->buffer) any = any || static_cast<bool>(g);
     gin.clear();
-    if (any) n->apply(n->buffer, gin);
+    if (any && detail::mode().anomaly) [[unlikely]] {
+      // The rule is checked as a whole (its cotangents against its incoming cotangents), so the
+      // report names the rule and where its forward op was called, not an op inside the rule.
+      {
+        AnomalyGuard inner(false, detail::mode().anomaly_stacks);
+        n->apply(n->buffer, gin);
+      }
+      check_anomaly("backward of", n->name(), gin.begin(), gin.size(), n->buffer.begin(), n->buffer.size(), n->origin);
+    } else if (any) {
+      n->apply(n->buffer, gin);
+    }
     if (!n->is_leaf()) n->buffer.clear();
     for (std::size_t k = 0; k < n->next.size(); ++k) {
       Node* child = n->next[k].node.get();

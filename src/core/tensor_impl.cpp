@@ -1,6 +1,7 @@
 // TensorImpl and Node lifetime: pooled allocation, iterative node destruction.
 #include <vector>
 
+#include "tenax/ad/anomaly.hpp"
 #include "tenax/ad/node.hpp"
 #include "tenax/core/tensor_impl.hpp"
 
@@ -39,7 +40,7 @@ ImplPtr make_view_impl(const TensorImpl& src, const Shape& shape, const Strides&
 
 ImplPtr shallow_copy(const TensorImpl& src) { return make_view_impl(src, src.shape, src.strides, src.offset); }
 
-Node::~Node() = default;
+Node::~Node() { delete origin; }
 
 void Node::destroy(Node* n) {
   // Releasing a node releases its edges and saved tensors, which may release further nodes.

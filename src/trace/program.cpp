@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "tenax/ad/anomaly.hpp"
 #include "tenax/ad/mode.hpp"
 #include "tenax/core/error.hpp"
 #include "tenax/trace/recorder.hpp"
@@ -135,6 +136,7 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
         ": compiled for ", want.str(), " on ", want.device.str(), ", got ",
         t ? ValueInfo{t->dtype, t->shape, t->device}.str() + " on " + t->device.str() : std::string("undefined"));
   }
+  const bool anomaly = detail::mode().anomaly;
   GradModeGuard no_rec(false);
   detail::ForwardOffGuard no_fw;
   detail::TracerPause no_trace;
@@ -149,9 +151,20 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     const GraphNode& n = g_.nodes[k];
     n.forward(env_.data(), n.in.data(), n.out.data());
+    if (anomaly) [[unlikely]]
+      check_step(k);
     for (std::int32_t v : release_[k]) env_[static_cast<std::size_t>(v)].reset();
   }
   for (std::size_t k = 0; k < g_.outputs.size(); ++k) outputs[k] = env_[static_cast<std::size_t>(g_.outputs[k])];
+}
+
+void Program::check_step(std::size_t k) const {
+  const GraphNode& n = g_.nodes[k];
+  std::vector<detail::ImplPtr> outs, ins;
+  for (std::int32_t v : n.out) outs.push_back(v >= 0 ? env_[static_cast<std::size_t>(v)] : detail::ImplPtr());
+  for (std::int32_t v : n.in) ins.push_back(env_[static_cast<std::size_t>(v)]);
+  const std::string where = "compiled step " + std::to_string(k) + ",";
+  detail::check_anomaly(where.c_str(), n.name, outs.data(), outs.size(), ins.data(), ins.size(), nullptr);
 }
 
 std::string Program::str() const {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "linalg/linalg_check_support.hpp"
+#include "support/messages.hpp"
 
 namespace tx = tenax;
 namespace la = tenax::linalg;
@@ -77,18 +78,8 @@ Tensor<T> haar_t(std::int64_t n, std::uint64_t seed) {
   return round_to<T>(haar<gen_t<T>>(n, seed));
 }
 
-bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
-
-// The message of the tenax::Error that f throws ("" when it throws nothing).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const tx::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using tx::testing::error_of;
+using tx::testing::has;
 
 const std::vector<double> kRepeated{1.0, 2.0, 2.0, 4.0};  // eigenvalues with a repeated pair
 const std::vector<double> kCoef{0.3, -1.1, -1.1, 2.0};    // equal on the pair

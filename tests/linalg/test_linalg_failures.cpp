@@ -530,3 +530,29 @@ TYPED_TEST(Failures, EmptyRightHandSide) {
     for (T v : Ar.grad().to_vector()) EXPECT_EQ(v, T(0));
   }
 }
+
+// Fuzz findings: empty matrices with an astronomically large batch (numel 0) must not allocate per
+// batch element or loop over it: ops whose outputs are empty return at once, ops with batch-shaped
+// outputs (info, determinants) fail their allocation with a tenax::Error.
+TYPED_TEST(Failures, EmptyMatricesWithAHugeBatch) {
+  using T = TypeParam;
+  const std::int64_t huge = std::int64_t{1} << 40;
+  const Tensor<T> A = Tensor<T>::zeros({0, 0, huge}), B = Tensor<T>::zeros({0, 2, huge});
+  within(10, "solve_triangular", [=] { EXPECT_EQ(la::solve_triangular(A, B, true).numel(), 0); });
+  within(10, "matmul", [=] { EXPECT_EQ(tx::matmul(A, B).numel(), 0); });
+  for (const char* op : {"solve", "lu_factor", "cholesky", "det", "eigvalsh", "svdvals"}) {
+    within(10, op, [=] {
+      try {
+        const std::string o = op;
+        if (o == "solve") (void)la::solve(A, B);
+        if (o == "lu_factor") (void)la::lu_factor(A);
+        if (o == "cholesky") (void)la::cholesky(A);
+        if (o == "det") (void)la::det(A);
+        if (o == "eigvalsh") (void)la::eigvalsh(A);
+        if (o == "svdvals") (void)la::svdvals(A);
+      } catch (const tx::Error&) {
+        // the batch-shaped outputs cannot be allocated: a clear error is the right outcome
+      }
+    });
+  }
+}

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "support/messages.hpp"
 #include "tenax/tenax.hpp"
 #include "trace/trace_support.hpp"
 
@@ -15,7 +16,7 @@ using tx::ttest::expect_compiled_matches_eager;
 
 namespace {
 
-bool has(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
+using tx::testing::has;
 
 TEST(Trace, GraphRecordsOpsInputsAndConstants) {
   const auto c = Tensor<double>::full({3}, 2.0);

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tenax/ad/anomaly.hpp"
 #include "tenax/ad/mode.hpp"
 #include "tenax/ad/node.hpp"
 #include "tenax/core/tensor.hpp"
@@ -183,15 +184,30 @@ class OpNode final : public Node {
   OutTup saved_;
 };
 
+// Anomaly mode: checks an op application's outputs (ad/anomaly.hpp).
+template <class R, class... In>
+void anomaly_forward(const char* op, const R& r, const In&... in) {
+  const auto t = as_tuple(r);
+  std::array<ImplPtr, tuple_n<decltype(t)>> outs;
+  [&]<std::size_t... I>(std::index_sequence<I...>) { ((outs[I] = std::get<I>(t).impl()), ...); }
+  (std::make_index_sequence<tuple_n<decltype(t)>>{});
+  const ImplPtr ins[] = {in.impl()...};
+  check_anomaly("forward of", op, outs.data(), outs.size(), ins, sizeof...(In), nullptr);
+}
+
 template <class Op, class... In>
 auto apply(const Op& op, const In&... in) {
   ModeState& m = mode();
   const bool rec = m.grad_enabled && (... || in.impl()->requires_grad);
   const bool fw = m.fw_enabled && (... || static_cast<bool>(in.impl()->tangent));
   if (!rec && !fw) [[likely]] {
-    // While trace() runs, the forward is also recorded as a graph node (trace/recorder.hpp).
-    if (m.tracer) [[unlikely]]
-      return traced_forward(op, in...);
+    // While trace() runs, the forward is also recorded as a graph node (trace/recorder.hpp); in
+    // anomaly mode its outputs are checked (ad/anomaly.hpp).
+    if (m.tracer || m.anomaly) [[unlikely]] {
+      auto r = m.tracer ? traced_forward(op, in...) : op.forward(in...);
+      if (m.anomaly) anomaly_forward(Op::name, r, in...);
+      return r;
+    }
     return op.forward(in...);
   }
 
@@ -202,6 +218,8 @@ auto apply(const Op& op, const In&... in) {
     if (m.tracer) return traced_forward(op, in...);
     return op.forward(in...);
   }();
+  if (m.anomaly) [[unlikely]]
+    anomaly_forward(Op::name, r, in...);
   auto outs = as_tuple(r);
   using InTup = std::tuple<In...>;
   using OutTup = std::remove_cvref_t<decltype(as_tuple(r))>;
@@ -221,6 +239,8 @@ auto apply(const Op& op, const In&... in) {
     }
     node = Node::create<OpNode<Op, InTup, OutTup>>(op, InTup(in...), std::move(saved));
     NodePtr np(node);
+    if (m.anomaly && m.anomaly_stacks) [[unlikely]]
+      node->origin = new CallStack(CallStack::capture());
     node->num_outputs = NO;
     node->seq = m.next_seq++;
     node->next.resize(sizeof...(In));

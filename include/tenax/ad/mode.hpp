@@ -1,15 +1,23 @@
 #pragma once
 // Thread-local AD mode switches and their RAII guards.
 #include <cstdint>
+#include <cstdlib>
 
 namespace tenax {
 namespace detail {
 
 struct ModeState {
-  bool grad_enabled = true;  // record reverse-mode nodes
-  bool fw_enabled = true;    // propagate forward-mode tangents
-  void* tracer = nullptr;    // trace mode hook: non-null while a function is being traced
+  bool grad_enabled = true;           // record reverse-mode nodes
+  bool fw_enabled = true;             // propagate forward-mode tangents
+  void* tracer = nullptr;             // trace mode hook: non-null while a function is being traced
+  bool anomaly = anomaly_from_env();  // anomaly mode (ad/anomaly.hpp): check outputs for NaN/Inf
+  bool anomaly_stacks = true;         // ... and capture each recorded op's call stack
   std::uint64_t next_seq = 1;
+
+  static bool anomaly_from_env() {
+    const char* v = std::getenv("TENAX_DETECT_ANOMALY");
+    return v && *v && *v != '0';
+  }
 };
 
 inline ModeState& mode() {

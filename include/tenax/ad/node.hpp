@@ -19,6 +19,8 @@ struct Edge {
 
 using GradList = SmallVec<ImplPtr, 4>;
 
+struct CallStack;
+
 class Node {
  public:
   std::atomic<int> refs_{0};
@@ -31,6 +33,7 @@ class Node {
   std::int32_t pending = 0;  // unprocessed consumers
   std::uint32_t visit = 0;   // pass id of the last visit
   bool needed = false;
+  CallStack* origin = nullptr;  // anomaly mode: where the forward ran (ad/anomaly.hpp); owned
 
   virtual ~Node();
   virtual const char* name() const = 0;

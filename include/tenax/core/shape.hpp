@@ -98,6 +98,9 @@ inline std::int64_t checked_numel(const Shape& s, std::string_view op) {
     span *= e;
     n *= d;  // n <= span
   }
+  // An empty shape allocates nothing, but its strides still reach the span: their byte offsets
+  // (up to 16 bytes per element) must fit in int64 (non-empty shapes are checked per dtype).
+  TENAX_CHECK(n != 0 || span <= INT64_MAX / 16, op, "shape ", s, " overflows int64 byte offsets");
   return n;
 }
 

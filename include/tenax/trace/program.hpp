@@ -9,7 +9,8 @@
 // workspaces are queried once per shape by the provider layer and pooled, so after the first run a
 // prepared run makes no system allocation and no pool miss (tests/trace checks it).
 // run() checks dtypes, shapes and devices against the compiled signature, then executes the
-// forward kernels in order with recording, tangents and tracing off. A Program is not reentrant:
+// forward kernels in order with recording, tangents and tracing off (in anomaly mode each step's
+// outputs are checked for NaN/Inf, ad/anomaly.hpp). A Program is not reentrant:
 // use one per thread.
 #include <cstdint>
 #include <string>
@@ -35,6 +36,7 @@ class Program {
   std::string str() const;
 
  private:
+  void check_step(std::size_t k) const;  // anomaly mode
   Graph g_;
   std::vector<std::vector<std::int32_t>> release_;  // per node: values dead after it
   std::vector<detail::ImplPtr> env_;

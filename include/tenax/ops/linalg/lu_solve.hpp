@@ -18,6 +18,7 @@ struct LuSolve {
     const Shape batch = detail::mat_batch_shape(LU.shape());
     const std::int64_t n = LU.shape()[0], k = B.shape()[1];
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
+    if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
     detail::copy_into(X, expand(B, X.shape()));
     const Tensor<T> lu = contiguous(LU);
     const Tensor<std::int32_t> p = contiguous(piv);

@@ -58,6 +58,7 @@ struct PermuteRows {
   template <class T>
   Tensor<T> forward(const Tensor<T>& x, const Tensor<std::int64_t>& perm) const {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
+    if (out.numel() == 0) return out;
     const std::int64_t m = x.shape()[0], n = x.shape()[1], nb = detail::mat_batch_count(x.shape());
     const auto off = detail::batch_offsets(x, detail::mat_batch_shape(x.shape()));
     const std::int64_t s0 = x.strides()[0], s1 = x.strides()[1];

@@ -22,6 +22,7 @@ struct SolveTriangular {
     const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
     const std::int64_t m = B.shape()[0], n = B.shape()[1], na = A.shape()[0];
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(m, n, batch), B.device());
+    if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
     detail::copy_into(X, expand(B, X.shape()));
     const Tensor<T> a = detail::unit_row_stride(A);
     const auto aoff = detail::batch_offsets(a, batch);
