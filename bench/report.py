@@ -269,15 +269,17 @@ def summarise_mlp(rows):
             by_key.setdefault(r.key, {})[r.mode] = r
     if not by_key:
         return []
-    head = ["row", "tenax eager", "tenax compiled", "libtorch", "eager/libtorch", "compiled/libtorch", "target"]
+    head = ["row", "tenax eager", "tenax compiled", "floor", "libtorch", "eager/libtorch", "compiled/libtorch",
+            "compiled/floor", "target"]
     lines = [f"### {MLP}", "",
-             "Whole training runs (1000 steps at 8x16->8, 100 at 64x256->64), wall-clock median (IQR); "
+             "Whole training runs (1000 steps at 8x16->8, 100 at 64x256->64), wall-clock median (IQR); floor = "
+             "the same training on raw buffers (2 gemm calls per step plus loops); "
              "ratios wall (CPU), lower is better. Targets: compiled <= 0.1 x libtorch at 8x16->8 and "
              "<= 0.8 x at 64x256->64; eager <= 0.5 x libtorch.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in sorted(by_key):
         m = by_key[key]
-        eager, comp, torch = (m.get(x) for x in ("eager", "compiled", "libtorch"))
+        eager, comp, floor, torch = (m.get(x) for x in ("eager", "compiled", "floor", "libtorch"))
         shape = key.split("/")[2] if len(key.split("/")) > 2 else ""
         qe, qc = ratio(eager, torch, "real"), ratio(comp, torch, "real")
         tgt = []
@@ -286,9 +288,9 @@ def summarise_mlp(rows):
             tgt.append(f"compiled <= {lim} x {'met' if qc <= lim else 'NOT met'}")
         if qe is not None:
             tgt.append(f"eager <= {MLP_EAGER_TARGET} x {'met' if qe <= MLP_EAGER_TARGET else 'NOT met'}")
-        lines.append("| " + " | ".join([f"`{MLP}/{key}`", median_cell(eager), median_cell(comp), median_cell(torch),
-                                        ratio_cell(eager, torch), ratio_cell(comp, torch),
-                                        ", ".join(tgt) if tgt else "-"]) + " |")
+        lines.append("| " + " | ".join([f"`{MLP}/{key}`", median_cell(eager), median_cell(comp), median_cell(floor),
+                                        median_cell(torch), ratio_cell(eager, torch), ratio_cell(comp, torch),
+                                        ratio_cell(comp, floor), ", ".join(tgt) if tgt else "-"]) + " |")
     return lines
 
 
