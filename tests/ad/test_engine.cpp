@@ -515,6 +515,31 @@ TEST(Transforms, GradOfGrad) {
   expect_close(rf, -tx::sin(x) * v);
 }
 
+TEST(Transforms, InnerTransformOverAClosureIsDifferentiated) {
+  // The inner grad is taken with respect to y, but its function closes over the outer variable x:
+  // h(x) = sum(d/dy sum(x y^2 sin(x)) at y0) = sum(2 x y0 sin(x)), so
+  // dh/dx = 2 y0 (sin(x) + x cos(x)). (This was 0 while the inner backward was not recorded.)
+  const auto y0 = TD::randn({3}, 31);
+  auto h = [&](const TD& x) {
+    return tx::sum(tx::grad([&](const TD& y) { return tx::sum(x * y * y * tx::sin(x)); }, y0));
+  };
+  const auto x = TD::randn({3}, 32);
+  expect_close(tx::grad(h, x), y0 * 2.0 * (tx::sin(x) + x * tx::cos(x)));
+  // The same through vjp and value_and_grad as the inner transform.
+  auto hv = [&](const TD& xx) {
+    auto [val, pb] = tx::vjp([&](const TD& y) { return y * y * xx; }, y0);
+    return tx::sum(pb(TD::ones({3})));
+  };
+  expect_close(tx::grad(hv, x), y0 * 2.0);
+  auto hg = [&](const TD& xx) {
+    return tx::value_and_grad([&](const TD& y) { return tx::sum(y * xx * xx); }, y0).first;
+  };
+  expect_close(tx::grad(hg, x), y0 * x * 2.0);
+  // At top level the inner transform still detaches (no tape is kept).
+  const auto g = tx::grad([&](const TD& y) { return tx::sum(x * y * y); }, y0);
+  EXPECT_FALSE(g.tracks_grad());
+}
+
 TEST(Engine, BackwardWithCreateGraph) {
   // Tape style second order: backward(create_graph) records the backward pass, so the gradient
   // can be differentiated again.

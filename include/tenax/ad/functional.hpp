@@ -3,7 +3,9 @@
 //
 // Nesting: when an input already takes part in an enclosing reverse pass (grad of grad), the
 // inner pass differentiates with respect to that very tensor and records its own backward
-// (create_graph), so the outer pass differentiates through it. Forward over reverse (jvp of grad,
+// (create_graph), so the outer pass differentiates through it. The same holds for an inner
+// transform over other variables run while an outer one evaluates its function (the inner
+// function closes over the outer variable): it records its backward too. Forward over reverse (jvp of grad,
 // Hessian-vector products) needs nothing special: the backward rules are public ops, so they
 // carry the tangents of their inputs. One forward level is supported: jvp of a function whose
 // input already carries a tangent throws.
@@ -19,6 +21,23 @@
 
 namespace tenax {
 namespace detail {
+
+// How many reverse-mode transforms (grad, value_and_grad, vjp) are evaluating their function on
+// this thread. An inner transform run inside an outer one records its backward pass (create_graph)
+// when recording is on, so that the outer one differentiates through it even when the inner
+// inputs are not the outer ones (a closure over the outer variable).
+inline int& transform_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+class TransformScope {
+ public:
+  TransformScope() { ++transform_depth(); }
+  ~TransformScope() { --transform_depth(); }
+  TransformScope(const TransformScope&) = delete;
+  TransformScope& operator=(const TransformScope&) = delete;
+};
+inline bool inside_transform() { return transform_depth() > 0 && is_grad_enabled(); }
 
 // A tensor to differentiate with respect to: x itself when an enclosing pass records it,
 // otherwise a fresh leaf sharing x's data (and tangent).
@@ -53,8 +72,10 @@ template <class F, Floating... T>
 requires(sizeof...(T) > 0) auto value_and_grad(F&& f, const Tensor<T>&... x) {
   bool nested = false;
   std::tuple<Tensor<T>...> xi{detail::grad_input(x, nested)...};
+  nested = nested || detail::inside_transform();
   auto y = [&] {
     GradModeGuard on(true);
+    detail::TransformScope scope;
     return std::apply(f, xi);
   }();
   detail::check_scalar_loss(y);
@@ -89,8 +110,10 @@ template <class F, Floating T>
 auto vjp(F&& f, const Tensor<T>& x) {
   bool nested = false;
   Tensor<T> xi = detail::grad_input(x, nested);
+  nested = nested || detail::inside_transform();
   auto y = [&] {
     GradModeGuard on(true);
+    detail::TransformScope scope;
     return f(xi);
   }();
   using Y = decltype(y);
@@ -101,7 +124,8 @@ auto vjp(F&& f, const Tensor<T>& x) {
     const detail::ImplPtr roots[] = {y.impl()};
     const detail::ImplPtr seeds[] = {gy.impl()};
     const detail::ImplPtr ins[] = {xi.impl()};
-    auto res = detail::run_backward({roots, seeds, ins, nested || (gy.tracks_grad() && is_grad_enabled())});
+    auto res = detail::run_backward(
+        {roots, seeds, ins, nested || detail::inside_transform() || (gy.tracks_grad() && is_grad_enabled())});
     return res[0] ? Tensor<T>(res[0]) : Tensor<T>::zeros(shape, dev);
   };
   return std::pair{nested ? y : y.detach(), std::function<Tensor<T>(const Y&)>(pullback)};
