@@ -11,8 +11,8 @@
 // Checked once before timing: the final loss within 1e-12 relative of the reference, and eager and
 // compiled bit-identical (final loss and weights); after timing, the last run's loss again.
 #include <cstring>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "common/bench_common.hpp"
 #include "mlp_model.hpp"
