@@ -89,21 +89,9 @@ auto canonical_vh() {
   return [](const auto& A) { return std::get<2>(la::svd(A, false, la::Degeneracy{}, true)); };
 }
 
-// eigvalsh and svdvals compute the vectors their rules need only when a derivative may be taken
-// (MATH.md sections 5, 6; one LAPACK call either way, which test_linalg_counts pins), so their value
-// under AD comes from another LAPACK path (jobz 'V'/'S' instead of 'N') and differs from the value
-// without AD by rounding. The harness compares those values bit for bit, so these probes take their
-// value from a call without AD and all derivatives from the call with AD: plain + (y - detach(y))
-// is exactly `plain` and has exactly y's derivatives (first and second order). The size of the
-// value difference is asserted separately (ValueUnderAD tests).
-template <class Op>
-auto value_from_plain_call(Op op) {
-  return [op](const auto& A) {
-    const auto plain = op(A.detach());
-    const auto y = op(A);
-    return tx::add(plain, tx::sub(y, y.detach()));
-  };
-}
+// eigvalsh and svdvals take their value from a call without AD (tenax::testing::value_from_plain_call,
+// support/gradcheck.hpp); the size of the value difference is asserted by the ValueUnderAD tests.
+using tx::testing::value_from_plain_call;
 
 // Relative difference between op's value with and without AD (a tangent on the input).
 template <class Op, class T>

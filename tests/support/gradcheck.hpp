@@ -411,6 +411,22 @@ Tensor<T> noncontiguous(const Tensor<T>& x) {
     }                                                                                          \
   } while (0)
 
+// eigvalsh and svdvals compute the vectors their rules need only when a derivative may be taken
+// (MATH.md sections 5, 6; one LAPACK call either way, which test_linalg_counts pins), so their value
+// under AD comes from another LAPACK path (jobz 'V'/'S' instead of 'N') and differs from the value
+// without AD by rounding. The harness compares those values bit for bit, so these probes take their
+// value from a call without AD and all derivatives from the call with AD: plain + (y - detach(y))
+// is exactly `plain` and has exactly y's derivatives (first and second order). The size of the
+// value difference is asserted separately (test_linalg_grad_spectral's ValueUnderAD tests).
+template <class Op>
+auto value_from_plain_call(Op op) {
+  return [op](const auto& A) {
+    const auto plain = op(A.detach());
+    const auto y = op(A);
+    return tenax::add(plain, tenax::sub(y, y.detach()));
+  };
+}
+
 }  // namespace tenax::testing
 
 #define TENAX_CHECK_GRADS(f, ...)                  \

@@ -2,7 +2,6 @@
 // prepared run and the shape-keyed cache.
 #include <gtest/gtest.h>
 
-#include <iostream>
 #include <string>
 
 #include "support/messages.hpp"
@@ -42,7 +41,6 @@ TEST(Trace, ConstantFoldingDeadCodeAndCommonSubexpressions) {
   };
   const auto x0 = Tensor<double>::randn({4}, 3);
   const auto g = tx::trace(f, x0);
-  std::cout << g.str() << tx::compile(g).str();
   EXPECT_EQ(g.graph().constants.size(), 1u) << g.str();  // exp(a + b), computed once
   const auto p = tx::compile(g);
   EXPECT_EQ(p.program().cse_merged(), 1u) << p.str();

@@ -153,10 +153,9 @@ class Compiled {
  public:
   explicit Compiled(const Traced<R, T...>& t) : prog_(std::make_shared<ir::Program>(t.graph())) {}
 
-  // Checks the inputs against the compiled signature, makes them contiguous, runs the program.
+  // Makes the inputs contiguous and runs the program (which checks them against its signature).
   R operator()(const Tensor<T>&... x) const {
-    std::size_t k = 0;
-    (detail::check_signature(prog_->graph(), k++, x, "compiled"), ...);
+    TENAX_CHECK((... && x.defined()), "compiled", "an input is undefined");
     const detail::ImplPtr ins[] = {x.contiguous().impl()...};
     std::array<detail::ImplPtr, detail::Structure<R>::size> outs;
     prog_->run(ins, sizeof...(T), outs.data());
