@@ -15,7 +15,8 @@
 # interleaves its rows' repetitions randomly (--benchmark_enable_random_interleaving); medians
 # and IQRs in the summary pool all repetitions of all runs.
 # Environment: TENAX_BENCH_BUILD_DIR (default <repo>/build-bench), TENAX_BENCH_CPU (the CPU list
-# for taskset, default 0), TENAX_RESULTS_DIR (default <repo>/results/<YYYY-MM-DD>), TENAX_JOBS
+# for taskset, default 0; the 1-thread suites), TENAX_BENCH_POOL_CPUS (default 0-1: the threads
+# suite, whose rows compare 1 and 2 threads), TENAX_RESULTS_DIR (default <repo>/results/<YYYY-MM-DD>), TENAX_JOBS
 # (build jobs, default nproc), TENAX_SKIP_SETUP=1 (do not check system packages). The binaries get
 # TENAX_BENCH_PROFILE=quick|full, from which a suite picks its sizes (large_ad: 64..512 quick,
 # 64..1024 full; TENAX_LARGE_AD_SIZES=64,128 overrides the list).
@@ -26,7 +27,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 # The suites: bench/CMakeLists.txt builds bench_<suite> for each. Add new suites here.
-all_suites=(overhead large_ad mlp)
+all_suites=(overhead large_ad mlp threads)
 
 say() { printf '== %s\n' "$*"; }
 die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
@@ -128,7 +129,9 @@ for ((r = 1; r <= runs; r++)); do
   for s in "${suites[@]}"; do
     say "run $r/$runs: $s ($((SECONDS - start)) s elapsed)"
     set +e
-    "${pin[@]}" "$build_dir/bench/bench_$s" \
+    runner=("${pin[@]}")
+    if [[ $s == threads && ${#pin[@]} -gt 0 ]]; then runner=(taskset -c "${TENAX_BENCH_POOL_CPUS:-0-1}"); fi
+    "${runner[@]}" "$build_dir/bench/bench_$s" \
       --benchmark_filter="$(suite_filter "$s")" \
       --benchmark_repetitions="$reps" \
       --benchmark_min_time="$min_time" \

@@ -8,12 +8,12 @@
 #   scripts/test.sh openblas            one provider (openblas | lapack | mkl | eigen); several may be
 #                                       given, the first gets the full suite
 #
-# Then a sanitizer pass (ASan + UBSan) over a reduced set of test programs, and a bounded libFuzzer
-# run of the linalg target (see below).
+# Then a sanitizer pass (ASan + UBSan) over a reduced set of test programs, a ThreadSanitizer pass
+# over the worker-pool tests, and a bounded libFuzzer run of the linalg target (see below).
 #
 # Environment: TENAX_BUILD_DIR (default <repo>/build-ci; one subdirectory per provider),
 # TENAX_JOBS (default: nproc), TENAX_SKIP_SETUP=1 (do not check system packages),
-# TENAX_SKIP_SANITIZE=1 (no sanitizer pass), TENAX_SKIP_FUZZ=1 (no fuzz run; clang is then not
+# TENAX_SKIP_SANITIZE=1 (no ASan/UBSan pass), TENAX_SKIP_TSAN=1 (no ThreadSanitizer pass), TENAX_SKIP_FUZZ=1 (no fuzz run; clang is then not
 # installed), TENAX_FUZZ_SECONDS (default 60).
 # Exits non-zero when a configure, build or test step fails.
 set -euo pipefail
@@ -92,10 +92,10 @@ for i in "${!providers[@]}"; do
 done
 # The sanitizer pass (ASan + UBSan, errors fatal): the library and a reduced set of test programs
 # (core, AD, anomaly, elementwise/reduction/shape ops, the linalg failure and residual tests, trace,
-# the AD oracle)
-# built with -fsanitize=address,undefined and run. Skipped with TENAX_SKIP_SANITIZE=1.
+# the AD oracle, the worker pool) built with -fsanitize=address,undefined and run. Skipped with TENAX_SKIP_SANITIZE=1.
 sanitize_targets=(test_core test_tensor_errors test_allocator test_ad_engine test_anomaly test_ops_unary
-  test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_ad_oracle)
+  test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_ad_oracle
+  test_threads)
 if [[ ${TENAX_SKIP_SANITIZE:-0} != 1 ]]; then
   dir=$build_root/sanitize
   mkdir -p "$dir"
@@ -108,7 +108,21 @@ if [[ ${TENAX_SKIP_SANITIZE:-0} != 1 ]]; then
   say "[sanitize] built in $((SECONDS - start)) s; running ctest"
   # Programs outside the reduced set are not built (CTest lists them as *_NOT_BUILT).
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest sanitize "$dir" -E '_NOT_BUILT'
-
+fi
+# The ThreadSanitizer pass: the library and the worker-pool tests (bit identity across thread
+# counts, exceptions, nesting, re-creation, concurrent callers, affinity) built with
+# -fsanitize=thread; a data race fails the job. Skipped with TENAX_SKIP_TSAN=1.
+if [[ ${TENAX_SKIP_TSAN:-0} != 1 ]]; then
+  dir=$build_root/tsan
+  mkdir -p "$dir"
+  start=$SECONDS
+  say "[tsan] configure + build ($dir, ThreadSanitizer, test_threads)"
+  quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTENAX_SANITIZE_THREAD=ON -DTENAX_PROVIDER="${providers[0]}" -DTENAX_BUILD_TESTS=ON \
+    -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF
+  quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target test_threads
+  say "[tsan] built in $((SECONDS - start)) s; running ctest"
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" run_ctest tsan "$dir" -R '^(Threads|ThreadsEnv)\.|test_threads'
 fi
 # A bounded libFuzzer run (fuzz/): the linalg target built with clang (ASan + UBSan), started from
 # a copy of the seed corpus in fuzz/corpus, for TENAX_FUZZ_SECONDS (default 60). A crash, sanitizer

@@ -15,6 +15,7 @@ Config config() {
   Config c;
   c.version = TENAX_VERSION;
   c.provider = cpu::provider_name();
+  c.threads = thread_info();
 #if defined(TENAX_HAS_CUDA)
   c.cuda = true;
 #endif
@@ -23,7 +24,14 @@ Config config() {
 
 std::string Config::str() const {
   std::ostringstream o;
-  o << "tenax " << version << "\n  provider: " << provider << "\n  cuda: " << (cuda ? "built" : "not built");
+  o << "tenax " << version << "\n  provider: " << provider << "\n  cuda: " << (cuda ? "built" : "not built")
+    << "\n  threads: " << threads.threads << " (from " << threads.source << "), provider threads: ";
+  if (threads.provider_threads < 0)
+    o << "n/a";
+  else
+    o << threads.provider_threads;
+  if (threads.provider_pinned) o << " (left to the provider's environment variables)";
+  o << "\n  affinity: CPUs " << threads.affinity;
   return o.str();
 }
 

@@ -12,6 +12,11 @@
 
 #if defined(TENAX_PROVIDER_OPENBLAS)
 extern "C" char* openblas_get_config(void);
+extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_num_threads(void);
+#elif defined(TENAX_PROVIDER_MKL)
+extern "C" void MKL_Set_Num_Threads(int);
+extern "C" int MKL_Get_Max_Threads(void);
 #endif
 
 namespace tenax::cpu {
@@ -55,6 +60,26 @@ std::string provider_name() {
   return "mkl";
 #else
   return "cblas/lapacke (reference)";
+#endif
+}
+
+void set_provider_threads(int n) {
+#if defined(TENAX_PROVIDER_OPENBLAS)
+  openblas_set_num_threads(n);
+#elif defined(TENAX_PROVIDER_MKL)
+  MKL_Set_Num_Threads(n);
+#else
+  (void)n;
+#endif
+}
+
+int provider_threads() {
+#if defined(TENAX_PROVIDER_OPENBLAS)
+  return openblas_get_num_threads();
+#elif defined(TENAX_PROVIDER_MKL)
+  return MKL_Get_Max_Threads();
+#else
+  return -1;
 #endif
 }
 

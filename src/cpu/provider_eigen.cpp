@@ -110,6 +110,10 @@ std::string provider_name() {
          std::to_string(EIGEN_MINOR_VERSION);
 }
 
+// Eigen threads its products only when built with OpenMP; otherwise nbThreads() is 1.
+void set_provider_threads(int n) { Eigen::setNbThreads(n); }
+int provider_threads() { return Eigen::nbThreads(); }
+
 template <>
 void gemm<float>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,
                  std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc) {

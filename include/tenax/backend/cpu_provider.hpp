@@ -43,6 +43,11 @@ inline void count_call(Routine r) {
 // Name and version of the provider compiled in ("openblas 0.3.21", "eigen 3.4.0", ...).
 std::string provider_name();
 
+// The provider's own thread count: set by tenax to its thread budget (core/threads.hpp); -1 from
+// provider_threads() when the provider has no thread setting (reference LAPACK).
+void set_provider_threads(int n);
+int provider_threads();
+
 // All dimensions are checked by the caller to fit the provider's integer type. T is float,
 // double, std::complex<float> or std::complex<double>; column-major storage throughout.
 

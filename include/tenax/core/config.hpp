@@ -1,6 +1,8 @@
 #pragma once
-// Build and runtime introspection: provider, version, backends.
+// Build and runtime introspection: provider, version, backends, threads.
 #include <string>
+
+#include "tenax/core/threads.hpp"
 
 namespace tenax {
 
@@ -8,6 +10,7 @@ struct Config {
   std::string version;
   std::string provider;  // CPU BLAS/LAPACK provider and its build configuration
   bool cuda = false;     // CUDA backend compiled in
+  ThreadInfo threads;    // tenax's thread budget, the provider's threads, the affinity set
   std::string str() const;
 };
 

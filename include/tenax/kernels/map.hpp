@@ -1,14 +1,15 @@
 #pragma once
 // The generic elementwise driver: out = f(in...) with broadcasting (shapes aligned at dimension 0)
 // over any strides. The functor is a plain struct with a templated call operator, so the same
-// definition can be instantiated by another backend.
+// definition can be instantiated by another backend. Large maps and copies are spread over the
+// worker pool in slices (kernels/parallel_loop.hpp); every element is computed the same way.
 #include <array>
 #include <cstdint>
 #include <string_view>
 #include <tuple>
 
 #include "tenax/core/tensor.hpp"
-#include "tenax/kernels/strided_loop.hpp"
+#include "tenax/kernels/parallel_loop.hpp"
 
 namespace tenax::detail {
 
@@ -58,25 +59,26 @@ Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
   constexpr std::size_t N = sizeof...(In) + 1;
   std::array<Strides, N> st{byte_strides(*out.impl()), broadcast_byte_strides(*in.impl(), shape)...};
   std::array<char*, N> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
-  cpu::strided_loop<N>(shape, st, p, [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
-    bool unit = s[0] == sizeof(Out);
-    std::size_t k = 1;
-    ((unit = unit && s[k++] == static_cast<std::int64_t>(sizeof(In))), ...);
-    if (unit) {
-      Out* o = reinterpret_cast<Out*>(q[0]);
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        std::tuple<const In*...> ip{reinterpret_cast<const In*>(q[I + 1])...};
-        for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ip)[i]...);
-      }
-      (std::index_sequence_for<In...>{});
-    } else {
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        for (std::int64_t i = 0; i < n; ++i)
-          *reinterpret_cast<Out*>(q[0] + i * s[0]) = f(*reinterpret_cast<const In*>(q[I + 1] + i * s[I + 1])...);
-      }
-      (std::index_sequence_for<In...>{});
-    }
-  });
+  cpu::parallel_strided_loop<N>(
+      shape, st, p, [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
+        bool unit = s[0] == sizeof(Out);
+        std::size_t k = 1;
+        ((unit = unit && s[k++] == static_cast<std::int64_t>(sizeof(In))), ...);
+        if (unit) {
+          Out* o = reinterpret_cast<Out*>(q[0]);
+          [&]<std::size_t... I>(std::index_sequence<I...>) {
+            std::tuple<const In*...> ip{reinterpret_cast<const In*>(q[I + 1])...};
+            for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ip)[i]...);
+          }
+          (std::index_sequence_for<In...>{});
+        } else {
+          [&]<std::size_t... I>(std::index_sequence<I...>) {
+            for (std::int64_t i = 0; i < n; ++i)
+              *reinterpret_cast<Out*>(q[0] + i * s[0]) = f(*reinterpret_cast<const In*>(q[I + 1] + i * s[I + 1])...);
+          }
+          (std::index_sequence_for<In...>{});
+        }
+      });
   return out;
 }
 
@@ -87,19 +89,19 @@ void copy_into(const Tensor<D>& dst, const Tensor<S>& src) {
   TENAX_CHECK(dst.device().is_cpu() && src.device().is_cpu(), "copy", "no kernel for device ", dst.device().str());
   std::array<Strides, 2> st{byte_strides(*dst.impl()), byte_strides(*src.impl())};
   std::array<char*, 2> p{static_cast<char*>(dst.impl()->data()), static_cast<char*>(src.impl()->data())};
-  cpu::strided_loop<2>(dst.shape(), st, p,
-                       [](std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) {
-                         for (std::int64_t i = 0; i < n; ++i) {
-                           const S v = *reinterpret_cast<const S*>(q[1] + i * s[1]);
-                           D& o = *reinterpret_cast<D*>(q[0] + i * s[0]);
-                           if constexpr (is_complex_v<S> && !is_complex_v<D>)
-                             o = static_cast<D>(v.real());
-                           else if constexpr (is_complex_v<D> && !is_complex_v<S>)
-                             o = D(static_cast<real_t<D>>(v), 0);
-                           else
-                             o = static_cast<D>(v);
-                         }
-                       });
+  cpu::parallel_strided_loop<2>(dst.shape(), st, p,
+                                [](std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) {
+                                  for (std::int64_t i = 0; i < n; ++i) {
+                                    const S v = *reinterpret_cast<const S*>(q[1] + i * s[1]);
+                                    D& o = *reinterpret_cast<D*>(q[0] + i * s[0]);
+                                    if constexpr (is_complex_v<S> && !is_complex_v<D>)
+                                      o = static_cast<D>(v.real());
+                                    else if constexpr (is_complex_v<D> && !is_complex_v<S>)
+                                      o = D(static_cast<real_t<D>>(v), 0);
+                                    else
+                                      o = static_cast<D>(v);
+                                  }
+                                });
 }
 
 }  // namespace tenax::detail

@@ -1,19 +1,32 @@
 #pragma once
 // The generic reduction driver: folds the chosen dimensions of x into an output with those
-// dimensions of size 1. Elements are combined in memory order of the input, so the result is
-// deterministic.
+// dimensions of size 1.
+//
+// Order of combination, which fixes the bits of the result (for any thread count):
+// - below kParallelMinElements inputs, or when the output has at least kMinSplitOutputs entries,
+//   each output folds its inputs in memory order of the input, starting from init; large
+//   reductions of this kind are cut along a kept dimension, so each output stays on one worker;
+// - otherwise (a reduction to a handful of values over many inputs) the outermost reduced
+//   dimension is cut into blocks of about kReduceBlock inputs, fixed by the shape alone; each
+//   block folds in memory order from init into its own partial, and the partials are folded in
+//   block order. Blocks are spread over the pool.
 #include <array>
 #include <bitset>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/map.hpp"
-#include "tenax/kernels/strided_loop.hpp"
+#include "tenax/kernels/parallel_loop.hpp"
 
 namespace tenax::detail {
 
 using AxisMask = std::bitset<kMaxRank>;
+
+// Outputs below which a large reduction is blocked (see above), and the block size in inputs.
+inline constexpr std::int64_t kMinSplitOutputs = 16;
+inline constexpr std::int64_t kReduceBlock = std::int64_t{1} << 13;
 
 // Shape of x with the masked dimensions set to 1 (keepdim) or removed.
 inline Shape reduced_shape(const Shape& s, AxisMask mask, bool keepdim) {
@@ -27,8 +40,26 @@ inline Shape reduced_shape(const Shape& s, AxisMask mask, bool keepdim) {
   return r;
 }
 
+// The inner loop of a reduction: operand 0 the output (stride 0 when reduced), 1 the input.
+template <class Out, class In, class Combine>
+struct ReduceInner {
+  Combine& combine;
+  void operator()(std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) const {
+    if (s[0] == 0) {
+      Out acc = *reinterpret_cast<Out*>(q[0]);
+      for (std::int64_t i = 0; i < n; ++i) acc = combine(acc, *reinterpret_cast<const In*>(q[1] + i * s[1]));
+      *reinterpret_cast<Out*>(q[0]) = acc;
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) {
+        Out& o = *reinterpret_cast<Out*>(q[0] + i * s[0]);
+        o = combine(o, *reinterpret_cast<const In*>(q[1] + i * s[1]));
+      }
+    }
+  }
+};
+
 // out[j] = combine(out[j], x[i]) over the masked dimensions, starting from init; returns the
-// keepdim-shaped result.
+// keepdim-shaped result. For blocked reductions combine(Out, Out) must fold two partials.
 template <class Out, class In, class Combine>
 Tensor<Out> reduce(std::string_view op, const Tensor<In>& x, AxisMask mask, Out init, Combine combine) {
   TENAX_CHECK(x.device().is_cpu(), op, "no kernel for device ", x.device().str());
@@ -37,22 +68,40 @@ Tensor<Out> reduce(std::string_view op, const Tensor<In>& x, AxisMask mask, Out 
   Strides os = byte_strides(*out.impl());
   for (int d = 0; d < x.dim(); ++d)
     if (mask[d]) os[d] = 0;
-  std::array<Strides, 2> st{os, byte_strides(*x.impl())};
+  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(x.shape(), {os, byte_strides(*x.impl())});
   std::array<char*, 2> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(x.impl()->data())};
-  cpu::strided_loop<2>(x.shape(), st, p,
-                       [&](std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) {
-                         if (s[0] == 0) {
-                           Out acc = *reinterpret_cast<Out*>(q[0]);
-                           for (std::int64_t i = 0; i < n; ++i)
-                             acc = combine(acc, *reinterpret_cast<const In*>(q[1] + i * s[1]));
-                           *reinterpret_cast<Out*>(q[0]) = acc;
-                         } else {
-                           for (std::int64_t i = 0; i < n; ++i) {
-                             Out& o = *reinterpret_cast<Out*>(q[0] + i * s[0]);
-                             o = combine(o, *reinterpret_cast<const In*>(q[1] + i * s[1]));
-                           }
-                         }
-                       });
+  ReduceInner<Out, In, Combine> inner{combine};
+  if (nest.empty) return out;
+  const std::int64_t numel = nest.numel(), outputs = out.numel();
+  const auto kept = [&](int d) { return nest.strides[0][d] != 0; };
+  if (numel < cpu::kParallelMinElements || nest.shape.size() == 0 || !std::is_same_v<In, Out>) {
+    cpu::run_loops(nest, p, inner);
+  } else if (outputs >= kMinSplitOutputs) {
+    const std::int64_t parts = cpu::useful_parts(numel, cpu::parallel_threads());
+    const int d = parts > 1 ? cpu::cut_dimension(nest, parts, kept) : -1;
+    if (d < 0)
+      cpu::run_loops(nest, p, inner);
+    else
+      cpu::run_loops_sliced(nest, p, d, parts, inner);
+  } else {
+    int d = nest.shape.size() - 1;  // the outermost reduced dimension
+    while (kept(d)) --d;
+    const std::int64_t e = nest.shape[d], per_row = numel / e;
+    const std::int64_t rows = std::max<std::int64_t>(1, (kReduceBlock + per_row - 1) / per_row);
+    const std::int64_t blocks = (e + rows - 1) / rows;
+    Tensor<Out> partial = Tensor<Out>::full({outputs, blocks}, init);
+    char* pbase = static_cast<char*>(partial.impl()->data());
+    const std::int64_t pbytes = outputs * static_cast<std::int64_t>(sizeof(Out));
+    cpu::parallel_for(blocks, [&](std::int64_t b) {
+      std::array<char*, 2> q{pbase + b * pbytes, p[1]};
+      cpu::run_loops(cpu::slice_loops(nest, d, b * rows, std::min(e, (b + 1) * rows), q), q, inner);
+    });
+    Out* o = out.mutable_data();
+    const Out* pp = partial.data();
+    for (std::int64_t j = 0; j < outputs; ++j)
+      for (std::int64_t b = 0; b < blocks; ++b)
+        if constexpr (std::is_same_v<In, Out>) o[j] = combine(o[j], pp[j + b * outputs]);
+  }
   return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The CPU strided loop every elementwise and reduction kernel runs on: drops size-1 dimensions,
 // merges dimensions that are contiguous for every operand, then calls an inner loop over the
-// first remaining dimension.
+// first remaining dimension. A loop nest can be cut along one dimension into independent slices,
+// which is how kernels spread over the worker pool (kernels/parallel.hpp).
 #include <array>
 #include <cstdint>
 
@@ -9,13 +10,30 @@
 
 namespace tenax::cpu {
 
-// strides are in bytes. inner(ptrs, inner_strides, n) processes n elements.
-template <std::size_t N, class Inner>
-void strided_loop(const Shape& shape, const std::array<Strides, N>& strides, std::array<char*, N> p, Inner&& inner) {
-  Shape sh;
-  std::array<Strides, N> st;
+// A merged loop nest over N operands; strides in bytes. `empty` when some extent is 0.
+template <std::size_t N>
+struct LoopNest {
+  Shape shape;
+  std::array<Strides, N> strides;
+  bool empty = false;
+
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (auto e : shape) n *= e;
+    return n;
+  }
+};
+
+template <std::size_t N>
+LoopNest<N> merge_loops(const Shape& shape, const std::array<Strides, N>& strides) {
+  LoopNest<N> nest;
+  Shape& sh = nest.shape;
+  std::array<Strides, N>& st = nest.strides;
   for (int d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0) return;
+    if (shape[d] == 0) {
+      nest.empty = true;
+      return nest;
+    }
     if (shape[d] == 1) continue;
     int nd = sh.size();
     bool merge = nd > 0;
@@ -27,6 +45,15 @@ void strided_loop(const Shape& shape, const std::array<Strides, N>& strides, std
       for (std::size_t k = 0; k < N; ++k) st[k].push_back(strides[k][d]);
     }
   }
+  return nest;
+}
+
+// Runs the nest from pointers p: inner(ptrs, inner_strides, n) processes n elements.
+template <std::size_t N, class Inner>
+void run_loops(const LoopNest<N>& nest, std::array<char*, N> p, Inner&& inner) {
+  if (nest.empty) return;
+  const Shape& sh = nest.shape;
+  const std::array<Strides, N>& st = nest.strides;
   std::array<std::int64_t, N> s0{};
   if (sh.size() == 0) {
     inner(p, s0, std::int64_t{1});
@@ -46,6 +73,20 @@ void strided_loop(const Shape& shape, const std::array<Strides, N>& strides, std
     }
     if (d == nd) return;
   }
+}
+
+// The slice [lo, hi) of dimension d of the nest: shrinks the nest and moves the pointers.
+template <std::size_t N>
+LoopNest<N> slice_loops(LoopNest<N> nest, int d, std::int64_t lo, std::int64_t hi, std::array<char*, N>& p) {
+  for (std::size_t k = 0; k < N; ++k) p[k] += lo * nest.strides[k][d];
+  nest.shape[d] = hi - lo;
+  return nest;
+}
+
+// strides are in bytes. inner(ptrs, inner_strides, n) processes n elements.
+template <std::size_t N, class Inner>
+void strided_loop(const Shape& shape, const std::array<Strides, N>& strides, std::array<char*, N> p, Inner&& inner) {
+  run_loops(merge_loops(shape, strides), p, inner);
 }
 
 }  // namespace tenax::cpu

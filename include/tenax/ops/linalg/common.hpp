@@ -13,6 +13,7 @@
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/map.hpp"
+#include "tenax/kernels/parallel.hpp"
 #include "tenax/ops/fwd.hpp"
 
 namespace tenax::linalg {
@@ -61,12 +62,29 @@ Tensor<T> work_copy(const Tensor<T>& a) {
   return w;
 }
 
-// Calls f(pointer to matrix b, b) for each matrix of a contiguous tensor.
+// Calls f(pointer to matrix b, b) for each matrix of a contiguous tensor, in order.
 template <class T, class F>
 void for_each_matrix(const Tensor<T>& t, F&& f) {
   const std::int64_t mm = t.shape()[0] * t.shape()[1], nb = mat_batch_count(t.shape());
   T* p = t.mutable_data();
   for (std::int64_t b = 0; b < nb; ++b) f(p + b * mm, b);
+}
+
+// for_each_matrix with a batch of small matrices spread over the worker pool (each matrix on one
+// thread; f must only write to matrix b's outputs; an exception from f is rethrown for the lowest
+// such b). Used where the provider's routines scale when called concurrently: measured
+// (bench_threads, 1024 4x4 matrices, 2 threads) geqrf+orgqr 1.8x, syevd 1.8x, gemm 1.5x faster;
+// OpenBLAS 0.3.21's own getrf and potrf take a global buffer lock per call and ran 2x slower, so
+// LU, solve and Cholesky batches stay on the calling thread.
+template <class T, class F>
+void for_each_matrix_parallel(const Tensor<T>& t, F&& f) {
+  const std::int64_t m = t.shape()[0], n = t.shape()[1], mm = m * n, nb = mat_batch_count(t.shape());
+  if (nb >= 2 && mm <= cpu::kParallelMaxMatrixElements && nb * mm * std::min(m, n) >= cpu::kParallelMinBatchWork) {
+    T* p = t.mutable_data();
+    cpu::parallel_for(nb, [&](std::int64_t b) { f(p + b * mm, b); });
+    return;
+  }
+  for_each_matrix(t, f);
 }
 
 // Whether every entry of matrix b is finite.

@@ -33,7 +33,7 @@ struct Eigh {
     for (auto d : batch) ws.push_back(d);
     Tensor<R> w = Tensor<R>::empty(ws);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    detail::for_each_matrix(V, [&](T* v, std::int64_t b) {
+    detail::for_each_matrix_parallel(V, [&](T* v, std::int64_t b) {
       std::int32_t& inf = info.mutable_data()[b];
       bool finite = true;  // only the referenced triangle matters
       for (std::int64_t j = 0; j < n && finite; ++j)

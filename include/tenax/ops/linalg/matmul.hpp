@@ -1,11 +1,13 @@
 #pragma once
 // matmul: C = A B for m x k and k x n matrices with broadcast trailing batch dimensions, via gemm.
 // Transposed views reach BLAS as a transpose flag, never as a copy.
+#include <algorithm>
 #include <climits>
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/kernels/map.hpp"
+#include "tenax/kernels/parallel.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
@@ -53,9 +55,17 @@ struct Matmul {
     if (!ob.ok) ob = detail::gemm_operand(k, n, b.strides()[0], b.strides()[1]);
     // Batch offsets of a and b broadcast over the output batch shape.
     const auto offa = detail::batch_offsets(a, batch), offb = detail::batch_offsets(b, batch);
-    for (std::size_t i = 0; i < offa.size(); ++i)
-      cpu::gemm<T>(oa.trans, ob.trans, m, n, k, T(1), a.data() + offa[i], oa.ld, b.data() + offb[i], ob.ld, T(0),
-                   out.mutable_data() + static_cast<std::int64_t>(i) * m * n, m);
+    const std::int64_t nb = static_cast<std::int64_t>(offa.size());
+    auto one = [&](std::int64_t i) {
+      cpu::gemm<T>(oa.trans, ob.trans, m, n, k, T(1), a.data() + offa[static_cast<std::size_t>(i)], oa.ld,
+                   b.data() + offb[static_cast<std::size_t>(i)], ob.ld, T(0), out.mutable_data() + i * m * n, m);
+    };
+    // Many small products: one per worker at a time (the provider would run each on one thread).
+    if (nb >= 2 && std::max({m * k, k * n, m * n}) <= cpu::kParallelMaxMatrixElements &&
+        nb * m * n * k >= cpu::kParallelMinBatchWork)
+      cpu::parallel_for(nb, one);
+    else
+      for (std::int64_t i = 0; i < nb; ++i) one(i);
     return out;
   }
   // C = A B: dC = dA B + A dB; gA = gC B^H, gB = A^H gC, each summed over broadcast batch dims.

@@ -33,7 +33,7 @@ struct Qr {
     for (auto d : batch) ts.push_back(d);
     Tensor<T> tau = Tensor<T>::zeros(ts);
     const std::int64_t ld = std::max<std::int64_t>(1, m);
-    detail::for_each_matrix(work, [&](T* a, std::int64_t b) {
+    detail::for_each_matrix_parallel(work, [&](T* a, std::int64_t b) {
       T* t = tau.mutable_data() + b * std::max<std::int64_t>(k, 1);
       if (!detail::all_finite(a, m * n)) {  // a LinAlgError, like the other decompositions
         std::ostringstream o;

@@ -38,7 +38,7 @@ struct Svd {
     Tensor<T> Vh = compute_uv ? Tensor<T>::empty(detail::with_batch(vr, n, batch)) : Tensor<T>();
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     const char jobz = !compute_uv ? 'N' : full_matrices ? 'A' : 'S';
-    detail::for_each_matrix(work, [&](T* a, std::int64_t b) {
+    detail::for_each_matrix_parallel(work, [&](T* a, std::int64_t b) {
       std::int32_t& inf = info.mutable_data()[b];
       R* s = S.mutable_data() + b * k;
       T* u = compute_uv ? U.mutable_data() + b * m * uc : nullptr;
