@@ -236,9 +236,9 @@ inline constexpr double kLossRtol = 1e-10;  // loss values of two implementation
 // (e.g. near close eigenvalues: the smallest gap of spd(1024, 1) is 7e-4) and rounding-dominated
 // for small h (e.g. eigvalsh: sum(w) = trace(A) is linear, and <g, d> = trace(d) ~ 1/sqrt(n) is
 // small next to the rounding of sum(w)); the best of a few steps keeps it below the tolerance.
-inline double fd_error(const LossFn& f, const Inputs& x, const Inputs& d, const Grad& g, double* fd_out = nullptr,
-                       double* ad_out = nullptr, double* h_out = nullptr) {
-  const double ad = dot(g.ga, d.a) + dot(g.gb, d.b);
+// directional_fd_error: the same for a given directional derivative `ad` (e.g. a JVP's tangent).
+inline double directional_fd_error(const LossFn& f, const Inputs& x, const Inputs& d, double ad,
+                                   double* fd_out = nullptr, double* h_out = nullptr) {
   double best = INFINITY;
   for (double h : {1e-1, 1e-2, 1e-3, 1e-4, 1e-5}) {
     const double fd = central_difference(f, x, d, h);
@@ -249,8 +249,13 @@ inline double fd_error(const LossFn& f, const Inputs& x, const Inputs& d, const 
       if (h_out) *h_out = h;
     }
   }
-  if (ad_out) *ad_out = ad;
   return best;
+}
+inline double fd_error(const LossFn& f, const Inputs& x, const Inputs& d, const Grad& g, double* fd_out = nullptr,
+                       double* ad_out = nullptr, double* h_out = nullptr) {
+  const double ad = dot(g.ga, d.a) + dot(g.gb, d.b);
+  if (ad_out) *ad_out = ad;
+  return directional_fd_error(f, x, d, ad, fd_out, h_out);
 }
 
 // ||x - y|| / max(||x||, ||y||), comparing the symmetric parts of n x n matrices when `sym`.

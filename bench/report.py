@@ -8,9 +8,9 @@ only when matplotlib happens to be importable.
 
 Exit status: 0, or 3 when a row reported an error (a failed correctness check), 1 on no rows.
 
-The large_ad suite gets its own table (see summarise_large_ad): its rows
-large_ad/<case>/f64/<n>x<n>/<mode> with mode primal, eager, floor (the bare provider calls) and
-libtorch are put side by side per case and size, with the ratios eager/floor and eager/libtorch.
+The large_ad and jvp_vjp suites get a table each (see summarise_ad_table): their rows
+<suite>/<case>/f64/<n>x<n>/<mode> with mode eager, trace, floor (the bare provider calls), libtorch
+(and primal, large_ad) are put side by side per case and size, with the ratios to floor and libtorch.
 
 Rows are named <suite>/<case>/<dtype>/<shape>/<mode>. A row whose mode is <ref>_<mode> (ref one of
 REFERENCES) is the reference of the row <suite>/<case>/<dtype>/<shape>/<mode>: the table puts them
@@ -38,12 +38,15 @@ TARGETS = [
 
 # Suites with a table of their own (their rows are left out of the generic table).
 LARGE_AD = "large_ad"
+JVP_VJP = "jvp_vjp"
 MLP = "mlp"
 # mlp targets (BENCHMARKS.md): compiled / libtorch per shape, and eager / libtorch.
 MLP_COMPILED_TARGET = {"8x16->8": 0.1, "64x256->64": 0.8}
 MLP_EAGER_TARGET = 0.5
 LARGE_AD_CASES = ["matmul", "solve", "qr", "eigh", "eigvalsh", "svdvals", "lu", "cholesky"]
 LARGE_AD_FLOOR_TARGET = 1.10  # BENCHMARKS.md: every AD row <= 1.10 x its provider floor, below the reference
+JVP_VJP_CASES = [f"{c}_{m}" for c in ["qr", "eigh", "solve", "lu", "svd_s"] for m in ["jvp", "vjp"]]
+JVP_VJP_FLOOR_TARGET = 1.10  # at n >= 256: eager and trace <= 1.10 x floor, trace <= eager
 # Provider routines counted per iteration by the large_ad rows (counters of the same names).
 ROUTINES = ["getrf", "getrs", "potrf", "geqrf", "orgqr", "syevd", "gesdd", "gemm", "trsm"]
 
@@ -182,7 +185,7 @@ def summarise(rows):
     """Table lines (markdown) and chart data. Times are per op where the row counts its ops
     (counter `ops`), else per iteration; wall-clock (median, IQR) and CPU time (median)."""
     lines, chart = [], []
-    rows = {k: r for k, r in rows.items() if r.suite not in (LARGE_AD, MLP)}
+    rows = {k: r for k, r in rows.items() if r.suite not in (LARGE_AD, JVP_VJP, MLP)}
     if not rows:
         return lines, chart
     ours = [r for r in rows.values() if r.ref_of() is None]
@@ -294,17 +297,66 @@ def summarise_mlp(rows):
     return lines
 
 
-def summarise_large_ad(rows):
-    """The large_ad table (markdown lines): per case and size, the eager fwd+bwd row, its provider
-    floor, the libtorch reference and the ratios eager/floor and eager/libtorch (wall-clock medians;
-    CPU-time ratios in parentheses), then the primal row, the provider calls per iteration of the
-    eager row and of the floor (they should be equal), the target and the eager row's check."""
+AD_TABLE_INTRO = {
+    LARGE_AD: "eager = forward + loss + backward with the tape; "
+    "trace = the same traced and compiled outside the timing, one prepared run timed; "
+    "floor = the bare provider calls of the same computation; primal = the op alone. "
+    "Targets (BENCHMARKS.md): eager <= 1.10 x floor and < libtorch; at n <= 8 eager <= 0.2 x and "
+    "trace <= 0.1 x libtorch; at n >= 256 trace <= eager and <= 1.05 x floor.",
+    JVP_VJP: "eager = tenax::jvp (forward mode) or tenax::vjp + pullback of the cotangent 1 (reverse mode); "
+    "trace = the same traced and compiled outside the timing, one prepared run timed; "
+    "floor = the bare provider calls of the same computation (factorization + the rule's calls); "
+    "libtorch = forward-mode dual tensors (jvp) or autograd::grad (vjp). "
+    "Targets: at n <= 8 eager <= 0.2 x and trace <= 0.1 x libtorch; at n >= 256 trace <= eager, "
+    f"eager and trace <= {JVP_VJP_FLOOR_TARGET:.2f} x floor.",
+}
+
+
+def ad_targets(suite, n, eager_floor, eager_torch, trace_floor, trace_torch, trace_eager):
+    """The BENCHMARKS.md targets of a large_ad / jvp_vjp row at size n, as 'what met|NOT met' texts."""
+    tgt = []
+
+    def met(ok):
+        return "met" if ok else "NOT met"
+
+    if n <= 8:
+        if eager_torch is not None:
+            tgt.append(f"eager <= 0.2 x libtorch {met(eager_torch <= 0.2)}")
+        if trace_torch is not None:
+            tgt.append(f"trace <= 0.1 x libtorch {met(trace_torch <= 0.1)}")
+    elif suite == JVP_VJP:
+        if n >= 256 and trace_eager is not None:
+            tgt.append(f"trace <= eager {met(trace_eager <= 1)}")
+        if eager_floor is not None:
+            tgt.append(f"eager <= {JVP_VJP_FLOOR_TARGET:.2f} x floor {met(eager_floor <= JVP_VJP_FLOOR_TARGET)}")
+        if trace_floor is not None:
+            tgt.append(f"trace <= {JVP_VJP_FLOOR_TARGET:.2f} x floor {met(trace_floor <= JVP_VJP_FLOOR_TARGET)}")
+    else:
+        if eager_floor is not None:
+            tgt.append(f"eager <= {LARGE_AD_FLOOR_TARGET:.2f} x floor {met(eager_floor <= LARGE_AD_FLOOR_TARGET)}")
+        if eager_torch is not None:
+            tgt.append(f"eager < libtorch {met(eager_torch < 1)}")
+        if n >= 256 and trace_eager is not None:
+            tgt.append(f"trace <= eager {met(trace_eager <= 1)}")
+        if n >= 256 and trace_floor is not None:
+            tgt.append(f"trace <= 1.05 x floor {met(trace_floor <= 1.05)}")
+    return tgt
+
+
+def summarise_ad_table(rows, suite):
+    """The table of an AD suite (large_ad, jvp_vjp; markdown lines): per case and size, the eager
+    row, the trace row, the provider floor, the libtorch reference and the ratios to floor and
+    libtorch (wall-clock medians; CPU-time ratios in parentheses), then the primal row (large_ad),
+    the provider calls per iteration of the eager row and of the floor (they should be equal), the
+    targets and the eager row's check."""
     by_key = {}
     for r in rows.values():
-        if r.suite == LARGE_AD:
+        if r.suite == suite:
             by_key.setdefault(r.key, {})[r.mode] = r
     if not by_key:
         return []
+    cases = LARGE_AD_CASES if suite == LARGE_AD else JVP_VJP_CASES
+    with_primal = suite == LARGE_AD
 
     def order(key):
         parts = key.split("/")
@@ -313,17 +365,18 @@ def summarise_large_ad(rows):
             n = int(parts[2].split("x")[0]) if len(parts) > 2 else 0
         except ValueError:
             n = 0
-        return (LARGE_AD_CASES.index(case) if case in LARGE_AD_CASES else len(LARGE_AD_CASES), case, n, key)
+        return (cases.index(case) if case in cases else len(cases), case, n, key)
 
     head = ["row", "tenax eager", "tenax trace", "floor", "libtorch", "eager/floor", "eager/libtorch", "trace/floor",
-            "trace/libtorch", "tenax primal", "provider calls (eager; floor)", "target", "check (eager)"]
-    lines = [f"### {LARGE_AD}", "",
+            "trace/libtorch"]
+    if suite == JVP_VJP:
+        head.append("trace/eager")
+    if with_primal:
+        head.append("tenax primal")
+    head += ["provider calls (eager; floor)", "target", "check (eager)"]
+    lines = [f"### {suite}", "",
              "Times per iteration, wall-clock median (IQR) over the pooled repetitions; ratios: wall "
-             "(CPU in parentheses), lower is better. eager = forward + loss + backward with the tape; "
-             "trace = the same traced and compiled outside the timing, one prepared run timed; "
-             "floor = the bare provider calls of the same computation; primal = the op alone. "
-             "Targets (BENCHMARKS.md): eager <= 1.10 x floor and < libtorch; at n <= 8 eager <= 0.2 x and "
-             "trace <= 0.1 x libtorch; at n >= 256 trace <= eager and <= 1.05 x floor.", "",
+             "(CPU in parentheses), lower is better. " + AD_TABLE_INTRO[suite], "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in sorted(by_key, key=order):
         m = by_key[key]
@@ -334,31 +387,17 @@ def summarise_large_ad(rows):
             n = 0
         qf, qt = ratio(eager, floor, "real"), ratio(eager, torch, "real")
         tf, tt, te = ratio(trace, floor, "real"), ratio(trace, torch, "real"), ratio(trace, eager, "real")
-        tgt = []
-
-        def met(ok):
-            return "met" if ok else "NOT met"
-
-        if n <= 8:
-            if qt is not None:
-                tgt.append(f"eager <= 0.2 x libtorch {met(qt <= 0.2)}")
-            if tt is not None:
-                tgt.append(f"trace <= 0.1 x libtorch {met(tt <= 0.1)}")
-        else:
-            if qf is not None:
-                tgt.append(f"eager <= {LARGE_AD_FLOOR_TARGET:.2f} x floor {met(qf <= LARGE_AD_FLOOR_TARGET)}")
-            if qt is not None:
-                tgt.append(f"eager < libtorch {met(qt < 1)}")
-            if n >= 256 and te is not None:
-                tgt.append(f"trace <= eager {met(te <= 1)}")
-            if n >= 256 and tf is not None:
-                tgt.append(f"trace <= 1.05 x floor {met(tf <= 1.05)}")
+        tgt = ad_targets(suite, n, qf, qt, tf, tt, te)
         calls = f"{calls_text(eager)}; {calls_text(floor)}"
         check = eager.label if eager is not None and eager.label and not eager.errors else "-"
-        lines.append("| " + " | ".join([f"`{LARGE_AD}/{key}`", median_cell(eager), median_cell(trace), median_cell(floor),
-                                        median_cell(torch), ratio_cell(eager, floor), ratio_cell(eager, torch),
-                                        ratio_cell(trace, floor), ratio_cell(trace, torch), median_cell(primal), calls,
-                                        ", ".join(tgt) if tgt else "-", check]) + " |")
+        cells = [f"`{suite}/{key}`", median_cell(eager), median_cell(trace), median_cell(floor), median_cell(torch),
+                 ratio_cell(eager, floor), ratio_cell(eager, torch), ratio_cell(trace, floor), ratio_cell(trace, torch)]
+        if suite == JVP_VJP:
+            cells.append(ratio_cell(trace, eager))
+        if with_primal:
+            cells.append(median_cell(primal))
+        cells += [calls, ", ".join(tgt) if tgt else "-", check]
+        lines.append("| " + " | ".join(cells) + " |")
     other = sorted({mode for m in by_key.values() for mode in m} - {"eager", "trace", "floor", "libtorch", "primal"})
     if other:
         lines += ["", f"(rows with other modes not shown: {', '.join(other)})"]
@@ -409,7 +448,7 @@ def main():
     ctx = contexts[0][1] if contexts else {}
     loads = [c.get("load_avg", [None])[0] for _, c in contexts if c.get("load_avg")]
     lines, chart = summarise(rows)
-    for extra in (summarise_large_ad(rows), summarise_mlp(rows)):
+    for extra in (summarise_ad_table(rows, LARGE_AD), summarise_ad_table(rows, JVP_VJP), summarise_mlp(rows)):
         if extra:
             lines += ([""] if lines else []) + extra
 

@@ -7,7 +7,8 @@
 #
 #   scripts/bench.sh                      quick profile: every suite, 3 runs x 5 repetitions
 #   scripts/bench.sh --full               full profile: 3 runs x 10 repetitions, longer minimum
-#                                         time per repetition, and the large sizes (large_ad: n = 1024)
+#                                         time per repetition, and the large sizes (large_ad, jvp_vjp:
+#                                         n = 1024)
 #   scripts/bench.sh --suite overhead     only the named suites (repeatable; default: all)
 #   scripts/bench.sh --runs N --repetitions N --min-time SECONDS --filter REGEX
 #
@@ -19,7 +20,8 @@
 # suite, whose rows compare 1 and 2 threads), TENAX_RESULTS_DIR (default <repo>/results/<YYYY-MM-DD>), TENAX_JOBS
 # (build jobs, default nproc), TENAX_SKIP_SETUP=1 (do not check system packages). The binaries get
 # TENAX_BENCH_PROFILE=quick|full, from which a suite picks its sizes (large_ad: 64..512 quick,
-# 64..1024 full; TENAX_LARGE_AD_SIZES=64,128 overrides the list).
+# 64..1024 full; TENAX_LARGE_AD_SIZES=64,128 overrides the list; jvp_vjp: 2, 4, 8, 256, 512 quick,
+# plus 1024 full; TENAX_JVP_VJP_SIZES overrides).
 # Exits non-zero when a step fails or a row fails its correctness check.
 set -euo pipefail
 
@@ -27,11 +29,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 # The suites: bench/CMakeLists.txt builds bench_<suite> for each. Add new suites here.
-all_suites=(overhead large_ad mlp threads)
+all_suites=(overhead large_ad mlp jvp_vjp threads)
 
 say() { printf '== %s\n' "$*"; }
 die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,23s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,25s/^# \{0,1\}//p' "$0"; }
 
 orig_args=("$@")
 profile=quick
@@ -117,7 +119,7 @@ else
 fi
 # One-thread rows: no BLAS or OpenMP thread pools behind tenax's back.
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-# The profile, for the suites whose sizes depend on it (large_ad).
+# The profile, for the suites whose sizes depend on it (large_ad, jvp_vjp).
 export TENAX_BENCH_PROFILE=$profile
 
 mkdir -p "$out"

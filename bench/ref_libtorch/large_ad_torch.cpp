@@ -16,54 +16,10 @@
 #include <string>
 #include <utility>
 
-#include "large_ad_cases.hpp"
+#include "ref_libtorch/large_ad_torch.hpp"
 
 namespace tenax_bench::large_ad {
 namespace {
-
-torch::TensorOptions f64() { return torch::TensorOptions().dtype(torch::kFloat64); }
-
-torch::Tensor to_torch(const std::vector<double>& rm, int rows, int cols) {
-  return torch::from_blob(const_cast<double*>(rm.data()), {rows, cols}, f64()).clone();
-}
-
-std::vector<double> to_vec(const torch::Tensor& t) {
-  const torch::Tensor c = t.contiguous();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
-torch::Tensor loss_of(Case c, const torch::Tensor& A, const torch::Tensor& B) {
-  switch (c) {
-    case Case::matmul:
-      return torch::matmul(A, B).sum();
-    case Case::solve:
-      return torch::linalg_solve(A, B).sum();
-    case Case::qr: {
-      auto [Q, R] = torch::linalg_qr(A);
-      return Q.sum() + R.sum();
-    }
-    case Case::eigh: {
-      auto [w, V] = torch::linalg_eigh(A);
-      torch::Tensor s;
-      {
-        torch::NoGradGuard no_grad;
-        s = V.gather(0, V.abs().argmax(0, true)).sign();
-      }
-      return w.sum() + (V * s).sum();
-    }
-    case Case::eigvalsh:
-      return torch::linalg_eigvalsh(A).sum();
-    case Case::svdvals:
-      return torch::linalg_svdvals(A).sum();
-    case Case::lu: {
-      auto [P, L, U] = torch::linalg_lu(A);
-      return L.sum() + U.sum();
-    }
-    case Case::cholesky:
-      return torch::linalg_cholesky(A).sum();
-  }
-  return {};
-}
 
 struct Tensors {
   torch::Tensor A, B;

@@ -1,0 +1,481 @@
+#pragma once
+// The tenax side of the large_ad cases, shared by the suites that reuse them (large_ad.cpp,
+// jvp_vjp.cpp): conversions between the row-major plain vectors of large_ad_cases.hpp and tenax
+// tensors, the losses, the provider floors of forward + loss + backward (reverse mode), and the
+// provider-call counters of a row. Compiled only into tenax-side translation units (C++20).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "large_ad_cases.hpp"
+#include "tenax/backend/cpu_provider.hpp"
+#include "tenax/linalg.hpp"
+#include "tenax/tenax.hpp"
+
+namespace tenax_bench::large_ad {
+
+using tenax::Tensor;
+namespace cpu = tenax::cpu;
+using cpu::Diag;
+using cpu::Side;
+using cpu::Trans;
+using cpu::Uplo;
+
+// ---- conversions ---------------------------------------------------------------------------------
+
+inline Tensor<double> to_tensor(const std::vector<double>& rm, int rows, int cols) {
+  return Tensor<double>::from_row_major({rows, cols}, rm);
+}
+
+inline std::vector<double> to_row_major(const Tensor<double>& t) {
+  const std::int64_t rows = t.shape()[0], cols = t.dim() > 1 ? t.shape()[1] : 1;
+  const std::vector<double> cm = t.to_vector();  // column-major
+  std::vector<double> rm(cm.size());
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) rm[i * cols + j] = cm[j * rows + i];
+  return rm;
+}
+
+// Column-major copy of a row-major rows x cols matrix.
+inline std::vector<double> col_major(const std::vector<double>& rm, int rows, int cols) {
+  std::vector<double> cm(rm.size());
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j)
+      cm[static_cast<std::size_t>(j) * rows + i] = rm[static_cast<std::size_t>(i) * cols + j];
+  return cm;
+}
+
+inline std::vector<double> row_major(const double* cm, int rows, int cols) {
+  std::vector<double> rm(static_cast<std::size_t>(rows) * cols);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j)
+      rm[static_cast<std::size_t>(i) * cols + j] = cm[static_cast<std::size_t>(j) * rows + i];
+  return rm;
+}
+
+// sum(V) with each column's sign chosen so that its first largest-magnitude entry is positive
+// (the canonical gauge of eigh(..., canonical_gauge = true)); V contiguous n x n column-major.
+inline double canonical_sum(const double* v, std::int64_t n) {
+  double s = 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double* c = v + j * n;
+    std::int64_t k = 0;
+    double col = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (std::abs(c[i]) > std::abs(c[k])) k = i;
+      col += c[i];
+    }
+    s += c[k] < 0 ? -col : col;
+  }
+  return s;
+}
+
+inline double total(const Tensor<double>& t) { return tenax::sum(t).item(); }
+
+// ---- the tenax side of each case -----------------------------------------------------------------
+
+// The loss (recorded when an input requires grad and recording is on).
+inline Tensor<double> loss_of(Case c, const Tensor<double>& A, const Tensor<double>& B) {
+  namespace la = tenax::linalg;
+  switch (c) {
+    case Case::matmul:
+      return tenax::sum(tenax::matmul(A, B));
+    case Case::solve:
+      return tenax::sum(la::solve(A, B));
+    case Case::qr: {
+      auto [Q, R] = la::qr(A);
+      return tenax::add(tenax::sum(Q), tenax::sum(R));
+    }
+    case Case::eigh: {
+      auto [w, V] = la::eigh(A, false, la::Degeneracy{}, /*canonical_gauge=*/true);
+      return tenax::add(tenax::sum(w), tenax::sum(V));
+    }
+    case Case::eigvalsh:
+      return tenax::sum(la::eigvalsh(A));
+    case Case::svdvals:
+      return tenax::sum(la::svdvals(A));
+    case Case::lu: {
+      auto [P, L, U] = la::lu(A);
+      return tenax::add(tenax::sum(L), tenax::sum(U));
+    }
+    case Case::cholesky:
+      return tenax::sum(la::cholesky(A));
+  }
+  return {};
+}
+
+// ---- floors --------------------------------------------------------------------------------------
+
+// A raw buffer of doubles from tenax's pooled CPU allocator.
+class Buf {
+ public:
+  explicit Buf(std::size_t count)
+      : bytes_(std::max<std::size_t>(count, 1) * sizeof(double)),
+        p_(static_cast<double*>(tenax::detail::cpu_allocator().allocate(bytes_))) {}
+  Buf(std::size_t count, double fill) : Buf(count) { std::fill(p_, p_ + bytes_ / sizeof(double), fill); }
+  ~Buf() {
+    if (p_) tenax::detail::cpu_allocator().deallocate(p_, bytes_);
+  }
+  Buf(Buf&& o) noexcept : bytes_(o.bytes_), p_(std::exchange(o.p_, nullptr)) {}
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  Buf& operator=(Buf&&) = delete;
+  double* get() const { return p_; }
+  operator double*() const { return p_; }
+
+ private:
+  std::size_t bytes_;
+  double* p_;
+};
+
+class IntBuf {
+ public:
+  explicit IntBuf(std::size_t count)
+      : bytes_(std::max<std::size_t>(count, 1) * sizeof(std::int32_t)),
+        p_(static_cast<std::int32_t*>(tenax::detail::cpu_allocator().allocate(bytes_))) {}
+  ~IntBuf() { tenax::detail::cpu_allocator().deallocate(p_, bytes_); }
+  IntBuf(const IntBuf&) = delete;
+  IntBuf& operator=(const IntBuf&) = delete;
+  operator std::int32_t*() const { return p_; }
+
+ private:
+  std::size_t bytes_;
+  std::int32_t* p_;
+};
+
+inline double sum_of(const double* p, std::size_t count) {
+  double s = 0;
+  for (std::size_t i = 0; i < count; ++i) s += p[i];
+  return s;
+}
+
+inline void expect_ok(int info, const char* what) {
+  if (info != 0) throw std::runtime_error(std::string("floor: ") + what + " returned info " + std::to_string(info));
+}
+
+// A floor: run() is the timed region (forward, loss, backward); grad() reads the result after a
+// run(). All matrices column-major, leading dimension n.
+class Floor {
+ public:
+  explicit Floor(int n) : n_(n), nn_(static_cast<std::size_t>(n) * n) {}
+  virtual ~Floor() = default;
+  virtual void run() = 0;
+  virtual Grad grad() const = 0;
+
+ protected:
+  void load(double* dst, const Buf& src, std::size_t count) const {
+    std::memcpy(dst, src.get(), count * sizeof(double));
+  }
+  Buf input(const std::vector<double>& rm, int cols) const {
+    Buf b(static_cast<std::size_t>(n_) * cols);
+    const std::vector<double> cm = col_major(rm, n_, cols);
+    std::memcpy(b.get(), cm.data(), cm.size() * sizeof(double));
+    return b;
+  }
+  const int n_;
+  const std::size_t nn_;
+  double loss_ = 0;
+};
+
+// matmul: C = A B (gemm); gA = G B^T (gemm); gB = A^T G (gemm); G = ones. 3 gemm.
+class MatmulFloor final : public Floor {
+ public:
+  explicit MatmulFloor(const Inputs& in)
+      : Floor(in.n), A_(input(in.a, in.n)), B_(input(in.b, in.n)), C_(nn_), G_(nn_, 1.0), gA_(nn_), gB_(nn_) {}
+  void run() override {
+    const int n = n_;
+    cpu::gemm<double>(Trans::N, Trans::N, n, n, n, 1, A_, n, B_, n, 0, C_, n);
+    loss_ = sum_of(C_, nn_);
+    cpu::gemm<double>(Trans::N, Trans::T, n, n, n, 1, G_, n, B_, n, 0, gA_, n);
+    cpu::gemm<double>(Trans::T, Trans::N, n, n, n, 1, A_, n, G_, n, 0, gB_, n);
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), row_major(gB_, n_, n_)}; }
+
+ private:
+  Buf A_, B_, C_, G_, gA_, gB_;
+};
+
+// solve: LU = A (copy); getrf; x = b (copy); getrs('N'); loss = sum(x); gb = ones; getrs('T')
+// (gb = A^-T 1); gA = -gb x^T (gemm with k = 1). getrf + getrs + getrs('T') + 1 rank-1 gemm.
+class SolveFloor final : public Floor {
+ public:
+  explicit SolveFloor(const Inputs& in)
+      : Floor(in.n), A_(input(in.a, in.n)), b_(input(in.b, 1)), LU_(nn_), piv_(in.n), x_(in.n), gb_(in.n), gA_(nn_) {}
+  void run() override {
+    const int n = n_;
+    load(LU_, A_, nn_);
+    expect_ok(cpu::getrf<double>(n, n, LU_, n, piv_), "getrf");
+    load(x_, b_, n);
+    cpu::getrs<double>(Trans::N, n, 1, LU_, n, piv_, x_, n);
+    loss_ = sum_of(x_, n);
+    std::fill(gb_.get(), gb_.get() + n, 1.0);
+    cpu::getrs<double>(Trans::T, n, 1, LU_, n, piv_, gb_, n);
+    cpu::gemm<double>(Trans::N, Trans::T, n, n, 1, -1, gb_, n, x_, n, 0, gA_, n);
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), row_major(gb_, n_, 1)}; }
+
+ private:
+  Buf A_, b_, LU_;
+  IntBuf piv_;
+  Buf x_, gb_, gA_;
+};
+
+// qr (reduced, m = n): W = A (copy); geqrf; R = triu(W) (copy); Q = W (copy); orgqr;
+// loss = sum(Q) + sum(R); with gQ = gR = ones:
+//   Wm = R gR^T (gemm) - gQ^T Q (gemm);  M = copyltu(Wm) (elementwise);
+//   gA = (gQ + Q M) R^-T  (gemm, then trsm right/upper/T).
+// geqrf + orgqr + 3 gemm + 1 trsm.
+class QrFloor final : public Floor {
+ public:
+  explicit QrFloor(const Inputs& in)
+      : Floor(in.n),
+        A_(input(in.a, in.n)),
+        W_(nn_),
+        tau_(in.n),
+        Q_(nn_),
+        R_(nn_),
+        G_(nn_, 1.0),
+        Wm_(nn_),
+        M_(nn_),
+        gA_(nn_) {}
+  void run() override {
+    const int n = n_;
+    load(W_, A_, nn_);
+    expect_ok(cpu::geqrf<double>(n, n, W_, n, tau_), "geqrf");
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) R_[i + j * n] = i <= j ? W_[i + j * n] : 0.0;
+    std::memcpy(Q_.get(), W_.get(), nn_ * sizeof(double));
+    expect_ok(cpu::orgqr<double>(n, n, n, Q_, n, tau_), "orgqr");
+    loss_ = sum_of(Q_, nn_) + sum_of(R_, nn_);
+    cpu::gemm<double>(Trans::N, Trans::T, n, n, n, 1, R_, n, G_, n, 0, Wm_, n);
+    cpu::gemm<double>(Trans::T, Trans::N, n, n, n, -1, G_, n, Q_, n, 1, Wm_, n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) M_[i + j * n] = i >= j ? Wm_[i + j * n] : Wm_[j + i * n];
+    std::memcpy(gA_.get(), G_.get(), nn_ * sizeof(double));
+    cpu::gemm<double>(Trans::N, Trans::N, n, n, n, 1, Q_, n, M_, n, 1, gA_, n);
+    cpu::trsm<double>(Side::Right, Uplo::Upper, Trans::T, Diag::NonUnit, n, n, 1, R_, n, gA_, n);
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
+
+ private:
+  Buf A_, W_, tau_, Q_, R_, G_, Wm_, M_, gA_;
+};
+
+// eigh (canonical gauge): V = A (copy); syevd('V', lower); column signs made canonical (first
+// largest-magnitude entry positive); loss = sum(w) + sum(V); with gw = gV = ones:
+//   K = V^T gV (gemm);  Mid = diag(gw) + F o (K - K^T)/2, F_ij = 1/(w_j - w_i) (elementwise);
+//   gA = V (Mid V^T)  (2 gemm).
+// syevd('V') + 3 gemm.
+class EighFloor final : public Floor {
+ public:
+  explicit EighFloor(const Inputs& in)
+      : Floor(in.n), A_(input(in.a, in.n)), V_(nn_), w_(in.n), G_(nn_, 1.0), K_(nn_), Mid_(nn_), T1_(nn_), gA_(nn_) {}
+  void run() override {
+    const int n = n_;
+    load(V_, A_, nn_);
+    expect_ok(cpu::syevd<double>(true, Uplo::Lower, n, V_, n, w_), "syevd");
+    for (int j = 0; j < n; ++j) {
+      double* c = V_ + static_cast<std::size_t>(j) * n;
+      int k = 0;
+      for (int i = 1; i < n; ++i)
+        if (std::abs(c[i]) > std::abs(c[k])) k = i;
+      if (c[k] < 0)
+        for (int i = 0; i < n; ++i) c[i] = -c[i];
+    }
+    loss_ = sum_of(w_, n) + sum_of(V_, nn_);
+    cpu::gemm<double>(Trans::T, Trans::N, n, n, n, 1, V_, n, G_, n, 0, K_, n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        Mid_[i + j * n] = i == j ? 1.0 : 0.5 * (K_[i + j * n] - K_[j + i * n]) / (w_[j] - w_[i]);
+    cpu::gemm<double>(Trans::N, Trans::T, n, n, n, 1, Mid_, n, V_, n, 0, T1_, n);
+    cpu::gemm<double>(Trans::N, Trans::N, n, n, n, 1, V_, n, T1_, n, 0, gA_, n);
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
+
+ private:
+  Buf A_, V_, w_, G_, K_, Mid_, T1_, gA_;
+};
+
+// eigvalsh: V = A (copy); syevd('V', lower) (the vectors are needed by the rule); loss = sum(w);
+// gA = V (diag(gw) V^T) (2 gemm, diag(gw) = I prepared outside the timing).
+// syevd('V') + 2 gemm.
+class EigvalshFloor final : public Floor {
+ public:
+  explicit EigvalshFloor(const Inputs& in)
+      : Floor(in.n), A_(input(in.a, in.n)), V_(nn_), w_(in.n), Mid_(nn_, 0.0), T1_(nn_), gA_(nn_) {
+    for (int i = 0; i < n_; ++i) Mid_[i + static_cast<std::size_t>(i) * n_] = 1.0;
+  }
+  void run() override {
+    const int n = n_;
+    load(V_, A_, nn_);
+    expect_ok(cpu::syevd<double>(true, Uplo::Lower, n, V_, n, w_), "syevd");
+    loss_ = sum_of(w_, n);
+    cpu::gemm<double>(Trans::N, Trans::T, n, n, n, 1, Mid_, n, V_, n, 0, T1_, n);
+    cpu::gemm<double>(Trans::N, Trans::N, n, n, n, 1, V_, n, T1_, n, 0, gA_, n);
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
+
+ private:
+  Buf A_, V_, w_, Mid_, T1_, gA_;
+};
+
+// svdvals: W = A (copy); gesdd('S') (U and V^T are needed by the rule); loss = sum(s);
+// gA = U (diag(gs) V^T) (2 gemm, diag(gs) = I prepared outside the timing).
+// gesdd('S') + 2 gemm.
+class SvdvalsFloor final : public Floor {
+ public:
+  explicit SvdvalsFloor(const Inputs& in)
+      : Floor(in.n), A_(input(in.a, in.n)), W_(nn_), s_(in.n), U_(nn_), VT_(nn_), Mid_(nn_, 0.0), T1_(nn_), gA_(nn_) {
+    for (int i = 0; i < n_; ++i) Mid_[i + static_cast<std::size_t>(i) * n_] = 1.0;
+  }
+  void run() override {
+    const int n = n_;
+    load(W_, A_, nn_);
+    expect_ok(cpu::gesdd<double>('S', n, n, W_, n, s_, U_, n, VT_, n), "gesdd");
+    loss_ = sum_of(s_, n);
+    cpu::gemm<double>(Trans::N, Trans::N, n, n, n, 1, Mid_, n, VT_, n, 0, T1_, n);
+    cpu::gemm<double>(Trans::N, Trans::N, n, n, n, 1, U_, n, T1_, n, 0, gA_, n);
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
+
+ private:
+  Buf A_, W_, s_, U_, VT_, Mid_, T1_, gA_;
+};
+
+// lu: LU = A (copy); getrf; loss = sum(L) + sum(U); L (unit lower) and U unpacked into dense
+// buffers (elementwise); with gL = tril(ones, -1), gU = triu(ones) (the cotangents reaching the
+// packed LU, prepared outside the timing):
+//   M = tril(L^T gL, -1) + triu(gU U^T)  (2 gemm);  P^T gA = L^-T (M U^-T)  (2 trsm);
+//   gA = P (P^T gA) (row interchanges in reverse order).
+// getrf + 2 gemm + 2 trsm.
+class LuFloor final : public Floor {
+ public:
+  explicit LuFloor(const Inputs& in)
+      : Floor(in.n),
+        A_(input(in.a, in.n)),
+        LU_(nn_),
+        piv_(in.n),
+        L_(nn_),
+        U_(nn_),
+        GL_(nn_),
+        GU_(nn_),
+        M1_(nn_),
+        M2_(nn_),
+        gA_(nn_) {
+    for (int j = 0; j < n_; ++j)
+      for (int i = 0; i < n_; ++i) {
+        GL_[i + static_cast<std::size_t>(j) * n_] = i > j ? 1.0 : 0.0;
+        GU_[i + static_cast<std::size_t>(j) * n_] = i <= j ? 1.0 : 0.0;
+      }
+  }
+  void run() override {
+    const int n = n_;
+    load(LU_, A_, nn_);
+    expect_ok(cpu::getrf<double>(n, n, LU_, n, piv_), "getrf");
+    double s = n;  // the unit diagonal of L
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        const double v = LU_[i + j * n];
+        s += v;
+        L_[i + j * n] = i > j ? v : i == j ? 1.0 : 0.0;
+        U_[i + j * n] = i <= j ? v : 0.0;
+      }
+    loss_ = s;
+    cpu::gemm<double>(Trans::T, Trans::N, n, n, n, 1, L_, n, GL_, n, 0, M1_, n);
+    cpu::gemm<double>(Trans::N, Trans::T, n, n, n, 1, GU_, n, U_, n, 0, M2_, n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) gA_[i + j * n] = i > j ? M1_[i + j * n] : M2_[i + j * n];
+    cpu::trsm<double>(Side::Right, Uplo::Upper, Trans::T, Diag::NonUnit, n, n, 1, LU_, n, gA_, n);
+    cpu::trsm<double>(Side::Left, Uplo::Lower, Trans::T, Diag::Unit, n, n, 1, LU_, n, gA_, n);
+    const std::int32_t* piv = piv_;
+    for (int i = n - 1; i >= 0; --i) {
+      const int p = piv[i] - 1;
+      if (p != i)
+        for (int j = 0; j < n; ++j) std::swap(gA_[i + j * n], gA_[p + j * n]);
+    }
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
+
+ private:
+  Buf A_, LU_;
+  IntBuf piv_;
+  Buf L_, U_, GL_, GU_, M1_, M2_, gA_;
+};
+
+// cholesky: L = A (copy); potrf('L'); upper triangle zeroed; loss = sum(L); with gL = ones:
+//   X = tril(L^T tril(gL)) (gemm; tril(gL) prepared outside the timing);
+//   Mid = (X + X^T)/2 - diag(X)/2 (elementwise);  gA = L^-T Mid L^-1  (2 trsm).
+// potrf + 1 gemm + 2 trsm.
+class CholeskyFloor final : public Floor {
+ public:
+  explicit CholeskyFloor(const Inputs& in) : Floor(in.n), A_(input(in.a, in.n)), L_(nn_), GT_(nn_), X_(nn_), gA_(nn_) {
+    for (int j = 0; j < n_; ++j)
+      for (int i = 0; i < n_; ++i) GT_[i + static_cast<std::size_t>(j) * n_] = i >= j ? 1.0 : 0.0;
+  }
+  void run() override {
+    const int n = n_;
+    load(L_, A_, nn_);
+    expect_ok(cpu::potrf<double>(Uplo::Lower, n, L_, n), "potrf");
+    for (int j = 1; j < n; ++j)
+      for (int i = 0; i < j; ++i) L_[i + j * n] = 0.0;
+    loss_ = sum_of(L_, nn_);
+    cpu::gemm<double>(Trans::T, Trans::N, n, n, n, 1, L_, n, GT_, n, 0, X_, n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) gA_[i + j * n] = 0.5 * (i >= j ? X_[i + j * n] : X_[j + i * n]);
+    cpu::trsm<double>(Side::Left, Uplo::Lower, Trans::T, Diag::NonUnit, n, n, 1, L_, n, gA_, n);
+    cpu::trsm<double>(Side::Right, Uplo::Lower, Trans::N, Diag::NonUnit, n, n, 1, L_, n, gA_, n);
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
+
+ private:
+  Buf A_, L_, GT_, X_, gA_;
+};
+
+inline std::unique_ptr<Floor> make_floor(Case c, const Inputs& in) {
+  switch (c) {
+    case Case::matmul:
+      return std::make_unique<MatmulFloor>(in);
+    case Case::solve:
+      return std::make_unique<SolveFloor>(in);
+    case Case::qr:
+      return std::make_unique<QrFloor>(in);
+    case Case::eigh:
+      return std::make_unique<EighFloor>(in);
+    case Case::eigvalsh:
+      return std::make_unique<EigvalshFloor>(in);
+    case Case::svdvals:
+      return std::make_unique<SvdvalsFloor>(in);
+    case Case::lu:
+      return std::make_unique<LuFloor>(in);
+    case Case::cholesky:
+      return std::make_unique<CholeskyFloor>(in);
+  }
+  return {};
+}
+
+// ---- counters ----------------------------------------------------------------------------------
+
+// Provider calls per iteration as counters (only the routines called), and the requests to the
+// pooled allocator per iteration (`allocs`: data buffers and the small metadata blocks alike).
+struct CallCounter {
+  CallCounter() {
+    cpu::reset_provider_calls();
+    tenax::reset_allocator_stats();
+  }
+  void report(benchmark::State& state) const {
+    const tenax::AllocatorStats st = tenax::allocator_stats();
+    state.counters["allocs"] =
+        benchmark::Counter(static_cast<double>(st.pool_hits + st.pool_misses), benchmark::Counter::kAvgIterations);
+    for (int r = 0; r < static_cast<int>(cpu::Routine::kCount); ++r) {
+      const auto calls = cpu::provider_calls(static_cast<cpu::Routine>(r));
+      if (calls > 0)
+        state.counters[cpu::routine_name(static_cast<cpu::Routine>(r))] =
+            benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kAvgIterations);
+    }
+  }
+};
+
+}  // namespace tenax_bench::large_ad
