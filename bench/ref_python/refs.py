@@ -55,7 +55,12 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
-import numpy as np  # noqa: E402
+try:
+    import numpy as np
+except ImportError as _e:  # the inputs are generated with numpy: no rows at all without it
+    sys.exit(
+        f"refs.py: numpy is needed for the inputs and checks ({_e}); use the venv of scripts/bench.sh --with-python-refs"
+    )
 
 SUITES = ["large_ad", "jvp_vjp", "overhead", "mlp"]
 FRAMEWORKS = ["pytorch", "jax"]
@@ -513,7 +518,8 @@ class GradRow(Bench):
 
         else:
             impl = LinalgImpl("jax", case, self.n, gauge)
-            f = jax.jit(impl.jax_vjp() if self.name.endswith("_vjp") else impl.jax_value_and_grad())
+            # jvp_vjp rows: jax.vjp with cotangent 1; large_ad rows: jax.value_and_grad.
+            f = jax.jit(impl.jax_vjp() if self.name.startswith("jvp_vjp/") else impl.jax_value_and_grad())
             args = [jnp.asarray(x) for x in xs]
             jax.block_until_ready(f(*args))  # compile outside the timing
 
