@@ -15,6 +15,14 @@ Rows (mode = the framework, or <framework>_<mode> where the C++ row has a mode o
     overhead/chain100/f64/1/{pytorch,jax}_{recorded,unrecorded}
     mlp/train/f64/<shape>/{pytorch,jax}              the whole SGD training
 
+jvp_vjp rows follow jvp_vjp_cases.hpp and ref_libtorch/jvp_vjp_torch.cpp exactly: each case is a
+scalar loss of A alone (qr: sum(Q) + sum(R), A = well(n, 1); eigh: sum(w) + sum(V), A = spd(n, 1),
+V in the canonical gauge of large_ad; solve: sum(solve(A, b)), A = well(n, 1), b = data((n,1), 2)
+a constant; lu: sum(L) + sum(U), A = well(n, 1); svd_s: sum of the singular values, A = well(n, 1));
+the JVP rows compute the loss and its derivative along dA = data((n,n), 1001) (symmetrised for
+eigh, unit Frobenius norm), the VJP rows the loss and its gradient for the cotangent 1; checked:
+the tangent (or <gradient, dA>) against central differences along dA, and PyTorch against JAX.
+
 Sizes: large_ad follows TENAX_LARGE_AD_SIZES (comma list) or TENAX_BENCH_PROFILE (full: 64..1024,
 otherwise 64..512), like the C++ binary; jvp_vjp follows TENAX_JVP_VJP_SIZES or the profile (2, 4,
 8, 256, 512, plus 1024 in the full profile).
@@ -44,6 +52,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ["JAX_ENABLE_X64"] = "1"
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -232,22 +241,30 @@ def make_direction(case, n):
     return [d / s for d in ds]
 
 
-def make_tangent(case, n):
-    """The JVP tangent of the jvp_vjp rows: the input's own generator with the matrix seed + 1000
-    (well(n, 1001), spd(n, 1001) for eigh, data((n,1), 1002) for solve's b)."""
-    if case == "eigh":
-        ts = [spd(n, SEED_A + TANGENT_OFFSET)]
-    else:
-        ts = [well(n, SEED_A + TANGENT_OFFSET)]
-    if case == "solve":
-        ts.append(data(n, 1, SEED_B + TANGENT_OFFSET))
-    return ts
+def jvp_vjp_inputs(case, n):
+    """(A, bs) of a jvp_vjp case (jvp_vjp_cases.hpp, large_ad's inputs): A = well(n, 1) (spd(n, 1)
+    for eigh), and bs = [b] with b = data((n,1), 2) for solve (a constant, not differentiated), else
+    []."""
+    xs = make_inputs(op_of(case), n)
+    return xs[0], xs[1:]
 
 
-def torch_loss(case, xs, gauge=True):
-    """The sum loss of a case in PyTorch (xs: the input tensors). eigh: sum(w) + sum(V) with V in
-    the canonical gauge (each column signed by its first largest-magnitude entry, the signs
-    computed without recording), or sum(w) alone when gauge is False (the jvp_vjp loss)."""
+def jvp_vjp_tangent(case, n):
+    """The tangent dA of the jvp_vjp rows (jvp_vjp_cases.hpp make_tangent): data((n,n), 1 + 1000),
+    symmetrised for eigh (off-diagonal pairs averaged, the diagonal unchanged), scaled to unit
+    Frobenius norm (b has no tangent). It is also the finite-difference direction of the checks.
+    The sum of squares is exact in float64 (multiples of 2^-20, at most n^2 of them), so the order
+    of summation cannot change a bit of the result."""
+    dA = data(n, n, SEED_A + TANGENT_OFFSET)
+    if op_of(case) in SYMMETRIC:
+        dA = 0.5 * (dA + dA.T)
+    return dA / math.sqrt(float(np.sum(dA * dA)))
+
+
+def torch_loss(case, xs):
+    """The sum loss of a case in PyTorch (xs: the input tensors; the losses of
+    ref_libtorch/large_ad_torch.hpp). eigh: sum(w) + sum(V) with V in the canonical gauge (each
+    column signed by its first largest-magnitude entry, the signs computed without recording)."""
     A = xs[0]
     if case == "matmul":
         return torch.matmul(A, xs[1]).sum()
@@ -258,8 +275,6 @@ def torch_loss(case, xs, gauge=True):
         return Q.sum() + R.sum()
     if case == "eigh":
         w, V = torch.linalg.eigh(A)
-        if not gauge:
-            return w.sum()
         with torch.no_grad():
             s = V.gather(0, V.abs().argmax(0, keepdim=True)).sign()
         return w.sum() + (V * s).sum()
@@ -275,8 +290,9 @@ def torch_loss(case, xs, gauge=True):
     raise ValueError(case)
 
 
-def jax_loss(case, xs, gauge=True):
-    """The same loss in JAX (jnp.linalg, jax.scipy.linalg.lu for lu)."""
+def jax_loss(case, xs):
+    """The same loss in JAX (jnp.linalg, jax.scipy.linalg.lu for lu; eigh's gauge as in PyTorch:
+    jnp.argmax also returns the first maximum, the signs under stop_gradient)."""
     A = xs[0]
     if case == "matmul":
         return jnp.sum(A @ xs[1])
@@ -287,8 +303,6 @@ def jax_loss(case, xs, gauge=True):
         return jnp.sum(Q) + jnp.sum(R)
     if case == "eigh":
         w, V = jnp.linalg.eigh(A)
-        if not gauge:
-            return jnp.sum(w)
         idx = jnp.argmax(jnp.abs(V), axis=0)
         s = jax.lax.stop_gradient(jnp.sign(V[idx, jnp.arange(V.shape[1])]))
         return jnp.sum(w) + jnp.sum(V * s)
@@ -305,46 +319,31 @@ def jax_loss(case, xs, gauge=True):
 
 
 class LinalgImpl:
-    """One framework's loss, gradient (VJP, cotangent 1) and JVP of a case, untimed (checks), and
-    the timed steps. gauge: whether eigh's loss includes sum(V) (large_ad) or not (jvp_vjp)."""
+    """One framework's loss and gradient (cotangent 1) of a large_ad case, untimed (checks)."""
 
-    def __init__(self, fw, case, n, gauge):
-        self.fw, self.case, self.n, self.gauge = fw, case, n, gauge
-        self.xs = make_inputs(op_of(case), n)
+    def __init__(self, fw, case, n):
+        self.fw, self.case, self.n = fw, case, n
+        self.xs = make_inputs(case, n)
         self._jit = {}
 
     # -- plain float64 results (numpy) --
     def loss(self, *xs):
         if self.fw == "pytorch":
             with torch.no_grad():
-                return float(torch_loss(self.case, [torch.from_numpy(np.ascontiguousarray(x)) for x in xs], self.gauge))
-        f = self._jitted("loss", lambda *a: jax_loss(self.case, a, self.gauge))
+                return float(torch_loss(self.case, [torch.from_numpy(np.ascontiguousarray(x)) for x in xs]))
+        f = self._jitted("loss", lambda *a: jax_loss(self.case, a))
         return float(f(*[jnp.asarray(x) for x in xs]))
 
     def grad(self):
         """(loss, [gradients]) at the case's inputs."""
         if self.fw == "pytorch":
             ts = [torch.from_numpy(x.copy()).requires_grad_(True) for x in self.xs]
-            loss = torch_loss(self.case, ts, self.gauge)
+            loss = torch_loss(self.case, ts)
             loss.backward()
             return float(loss), [t.grad.numpy().copy() for t in ts]
         f = self._jitted("vg", self.jax_value_and_grad())
         val, gs = f(*[jnp.asarray(x) for x in self.xs])
         return float(val), [np.asarray(g) for g in gs]
-
-    def jvp(self, ts):
-        """(loss, tangent of the loss along ts) at the case's inputs."""
-        if self.fw == "pytorch":
-            fwad = torch.autograd.forward_ad
-            with torch.no_grad(), fwad.dual_level():
-                duals = [
-                    fwad.make_dual(torch.from_numpy(x.copy()), torch.from_numpy(t.copy())) for x, t in zip(self.xs, ts)
-                ]
-                p, t = fwad.unpack_dual(torch_loss(self.case, duals, self.gauge))
-                return float(p), float(t)
-        f = self._jitted("jvp", self.jax_jvp())
-        p, t = f([jnp.asarray(x) for x in self.xs], [jnp.asarray(t) for t in ts])
-        return float(p), float(t)
 
     def _jitted(self, key, fn):
         if key not in self._jit:
@@ -353,25 +352,109 @@ class LinalgImpl:
 
     # -- JAX functions (jitted by the callers) --
     def jax_value_and_grad(self):
-        case, gauge, k = self.case, self.gauge, len(self.xs)
-        return jax.value_and_grad(lambda *a: jax_loss(case, a, gauge), argnums=tuple(range(k)))
+        case, k = self.case, len(self.xs)
+        return jax.value_and_grad(lambda *a: jax_loss(case, a), argnums=tuple(range(k)))
 
-    def jax_jvp(self):
-        case, gauge = self.case, self.gauge
 
-        def f(xs, ts):
-            return jax.jvp(lambda *a: jax_loss(case, a, gauge), tuple(xs), tuple(ts))
+class JvpVjpImpl:
+    """One framework's jvp_vjp case as a function of A alone (b, for solve, a constant), the
+    conventions of jvp_vjp_cases.hpp and ref_libtorch/jvp_vjp_torch.cpp:
+      jvp  the loss and its directional derivative along dA. PyTorch: forward-mode AD, A made a
+           dual tensor with tangent dA (make_dual), the loss, its tangent unpacked (unpack_dual), in
+           a forward AD level entered outside the timed batch (scope()), A not requiring grad;
+           JAX: jit((A, dA, b) -> jax.jvp(loss, (A,), (dA,))).
+      vjp  the loss and its gradient, cotangent the scalar 1 (built outside). PyTorch: the loss
+           with A requiring grad, then torch.autograd.grad(loss, A, 1); JAX:
+           jit((A, 1, b) -> (y, pullback(1)) with (y, pullback) = jax.vjp(loss, A)).
+    step(mode) returns (step, result): step() is the timed region, result() reads the last one as
+    floats/numpy ((loss, tangent) or (loss, gradient))."""
 
-        return f
+    def __init__(self, fw, case, n):
+        self.fw, self.case, self.n = fw, case, n
+        self.op = op_of(case)
+        self.A, self.bs = jvp_vjp_inputs(case, n)
+        self.dA = jvp_vjp_tangent(case, n)
+        self._loss = None
 
-    def jax_vjp(self):
-        case, gauge = self.case, self.gauge
+    def scope(self, mode):
+        """The context a batch of timed JVP steps runs in (PyTorch's forward AD level)."""
+        if self.fw == "pytorch" and mode == "jvp":
+            return torch.autograd.forward_ad.dual_level()
+        return contextlib.nullcontext()
 
-        def f(*xs):
-            y, pull = jax.vjp(lambda *a: jax_loss(case, a, gauge), *xs)
-            return y, pull(jnp.ones_like(y))
+    def loss(self, A):
+        """The loss at A (b constant), without derivatives (the finite differences)."""
+        if self.fw == "pytorch":
+            with torch.no_grad():
+                xs = [torch.from_numpy(np.ascontiguousarray(x)) for x in [A, *self.bs]]
+                return float(torch_loss(self.op, xs))
+        if self._loss is None:
+            op = self.op
+            self._loss = jax.jit(lambda a, *bs: jax_loss(op, [a, *bs]))
+        return float(self._loss(jnp.asarray(A), *[jnp.asarray(b) for b in self.bs]))
 
-        return f
+    def step(self, mode):
+        op, last = self.op, {}
+        if self.fw == "pytorch":
+            fwad = torch.autograd.forward_ad
+            A = torch.from_numpy(self.A.copy())
+            bs = [torch.from_numpy(b.copy()) for b in self.bs]
+            if mode == "jvp":
+                dA = torch.from_numpy(self.dA.copy())
+
+                def step():
+                    y = torch_loss(op, [fwad.make_dual(A, dA), *bs])
+                    last["out"] = fwad.unpack_dual(y)
+
+                def result():
+                    p, t = last["out"]
+                    return float(p), (float(t) if t is not None else math.nan)
+
+            else:
+                A.requires_grad_(True)
+                one = torch.ones((), dtype=torch.float64)
+
+                def step():
+                    y = torch_loss(op, [A, *bs])
+                    last["out"] = (y, torch.autograd.grad([y], [A], [one])[0])
+
+                def result():
+                    y, g = last["out"]
+                    return float(y), g.numpy().copy()
+
+        else:
+            A, bs = jnp.asarray(self.A), [jnp.asarray(b) for b in self.bs]
+            if mode == "jvp":
+
+                def fn(a, da, *bs):
+                    return jax.jvp(lambda x: jax_loss(op, [x, *bs]), (a,), (da,))
+
+                args = (A, jnp.asarray(self.dA), *bs)
+            else:
+
+                def fn(a, ct, *bs):
+                    y, pull = jax.vjp(lambda x: jax_loss(op, [x, *bs]), a)
+                    return y, pull(ct)[0]
+
+                args = (A, jnp.ones(()), *bs)
+            f = jax.jit(fn)
+            jax.block_until_ready(f(*args))  # compile outside the timing
+
+            def step():
+                last["out"] = jax.block_until_ready(f(*args))
+
+            def result():
+                p, t = last["out"]
+                return float(p), (float(t) if mode == "jvp" else np.asarray(t))
+
+        return step, result
+
+    def run(self, mode):
+        """One untimed run: (loss, tangent) or (loss, gradient)."""
+        step, result = self.step(mode)
+        with self.scope(mode):
+            step()
+            return result()
 
 
 # ---- rows -----------------------------------------------------------------------------------------
@@ -389,6 +472,10 @@ class Bench:
 
     def check(self):
         return "", ""
+
+    def scope(self):
+        """The context each batch of timed steps runs in (entered and left outside the timing)."""
+        return contextlib.nullcontext()
 
     def prepare(self):
         raise NotImplementedError
@@ -417,91 +504,101 @@ def checked(key, who, fn):
         return (f"{who}: exception: {type(e).__name__}: {e}", "")
 
 
-def linalg_grad_check(fw, case, n, gauge, frameworks, who):
-    """Checks fw's gradient of the case at its inputs: central differences of fw's own loss along
-    the unit direction, and agreement with the other framework (loss and gradients)."""
+def linalg_grad_check(fw, case, n, frameworks, who):
+    """Checks fw's gradient of a large_ad case at its inputs: central differences of fw's own loss
+    along the unit direction, and agreement with the other framework (loss and gradients)."""
 
     def run():
-        impl = LinalgImpl(fw, case, n, gauge)
+        impl = LinalgImpl(fw, case, n)
         val, gs = impl.grad()
         if not math.isfinite(val):
-            return ("error", f"{who}: loss is not finite")
-        ds = make_direction(op_of(case), n)
+            return (f"{who}: loss is not finite", "")
+        ds = make_direction(case, n)
         ad = sum(float(np.sum(g * d)) for g, d in zip(gs, ds))
         err, h = fd_error(impl.loss, impl.xs, ds, ad)
         info = f"fd rel err {num(err)} (h {num(h)})"
         if not err < FD_RTOL:
-            return ("error", f"{who}: gradient fails the central-difference check: relative error {num(err)}")
+            return (f"{who}: gradient fails the central-difference check: relative error {num(err)}", "")
         for other in frameworks:
             if other == fw:
                 continue
-            oval, ogs = cached(("grad", other, case, n, gauge), lambda: LinalgImpl(other, case, n, gauge).grad())
+            oval, ogs = cached(("grad", other, case, n), lambda: LinalgImpl(other, case, n).grad())
             if not close(val, oval, LOSS_RTOL):
-                return ("error", f"{who}: loss {num(val)} differs from {other} {num(oval)}")
+                return (f"{who}: loss {num(val)} differs from {other} {num(oval)}", "")
             e = max(rel_diff(g, og, case in SYMMETRIC and i == 0) for i, (g, og) in enumerate(zip(gs, ogs)))
             info += f", vs {other} {num(e)}"
             if not e <= CROSS_RTOL:
-                return ("error", f"{who}: gradient differs from {other}'s: relative difference {num(e)}")
-        _CHECKS[("grad", fw, case, n, gauge)] = (val, gs)
+                return (f"{who}: gradient differs from {other}'s: relative difference {num(e)}", "")
+        _CHECKS[("grad", fw, case, n)] = (val, gs)
         return ("", info)
 
-    return checked(("gradcheck", fw, case, n, gauge), who, run)
+    return checked(("gradcheck", fw, case, n), who, run)
 
 
-def linalg_jvp_check(fw, case, n, frameworks, who):
-    """Checks fw's JVP of the case along the tangent: central differences of fw's own loss, the
-    inner product of fw's gradient with the tangent, and the other framework's JVP."""
+def jvp_vjp_check(fw, case, mode, n, frameworks, who):
+    """The checks of jvp_vjp_cases.hpp (check_jvp, check_vjp) of fw's JVP or VJP of a case: a finite
+    loss (and tangent); the tangent, or <gradient, dA>, against central differences of fw's own
+    loss along dA; agreement of the loss (1e-10) and of the tangent, or gradient (symmetric parts
+    for eigh), (1e-8) with the other framework."""
 
     def run():
-        impl = LinalgImpl(fw, case, n, False)
-        ts = make_tangent(case, n)
-        val, tan = impl.jvp(ts)
-        if not (math.isfinite(val) and math.isfinite(tan)):
-            return ("error", f"{who}: loss or tangent is not finite")
-        norm = math.sqrt(sum(float(np.sum(t * t)) for t in ts))
-        err, h = fd_error(impl.loss, impl.xs, [t / norm for t in ts], tan / norm)
+        impl = JvpVjpImpl(fw, case, n)
+        val, res = impl.run(mode)
+        if mode == "jvp":
+            ad = res
+            if not (math.isfinite(val) and math.isfinite(ad)):
+                return (f"{who}: loss or tangent is not finite", "")
+        else:
+            if not math.isfinite(val):
+                return (f"{who}: loss is not finite", "")
+            if res.shape != impl.A.shape:
+                return (f"{who}: gradient has the wrong shape {res.shape}", "")
+            ad = float(np.sum(res * impl.dA))
+        err, h = fd_error(impl.loss, [impl.A], [impl.dA], ad)
         info = f"fd rel err {num(err)} (h {num(h)})"
         if not err < FD_RTOL:
-            return ("error", f"{who}: JVP fails the central-difference check: relative error {num(err)}")
-        gval, gs = impl.grad()
-        dot = sum(float(np.sum(g * t)) for g, t in zip(gs, ts))
-        e = abs(dot - tan) / max(abs(dot), abs(tan), 1e-300)
-        info += f", vs <grad, t> {num(e)}"
-        if not e <= CROSS_RTOL:
-            return ("error", f"{who}: JVP {num(tan)} differs from <grad, tangent> {num(dot)}")
+            what = "tangent" if mode == "jvp" else "gradient"
+            return (
+                f"{who}: {what} fails the central-difference check: {'tangent' if mode == 'jvp' else '<g, dA>'} "
+                f"{num(ad)}, relative error {num(err)} (limit {num(FD_RTOL)})",
+                "",
+            )
         for other in frameworks:
             if other == fw:
                 continue
-            oval, otan = cached(("jvp", other, case, n), lambda: LinalgImpl(other, case, n, False).jvp(ts))
-            e = abs(otan - tan) / max(abs(otan), abs(tan), 1e-300)
+            oval, ores = cached(("jvp_vjp", other, case, mode, n), lambda: JvpVjpImpl(other, case, n).run(mode))
+            if not close(val, oval, LOSS_RTOL):
+                return (f"{who}: loss {val!r} differs from {other}'s {oval!r}", "")
+            if mode == "jvp":
+                e = abs(res - ores) / max(abs(res), abs(ores), 1e-300)
+            else:
+                e = rel_diff(res, ores, op_of(case) in SYMMETRIC)
             info += f", vs {other} {num(e)}"
-            if not close(val, oval, LOSS_RTOL) or not e <= CROSS_RTOL:
-                return (
-                    "error",
-                    f"{who}: loss/JVP ({num(val)}, {num(tan)}) differ from {other}'s ({num(oval)}, {num(otan)})",
-                )
-        _CHECKS[("jvp", fw, case, n)] = (val, tan)
+            if not e <= CROSS_RTOL:
+                what = f"tangent {num(res)} differs from {other}'s {num(ores)}" if mode == "jvp" else "gradient differs"
+                return (f"{who}: {what}: relative difference {num(e)} (limit {num(CROSS_RTOL)})", "")
+        _CHECKS[("jvp_vjp", fw, case, mode, n)] = (val, res)
         return ("", info)
 
-    return checked(("jvpcheck", fw, case, n), who, run)
+    return checked(("jvp_vjp_check", fw, case, mode, n), who, run)
 
 
 class GradRow(Bench):
-    """Forward + sum loss + backward (large_ad rows, jvp_vjp VJP rows). PyTorch: clear .grad, the
-    op, the loss, backward(). JAX: jit(value_and_grad(loss)) compiled outside the timing; the timed
-    region is the call and block_until_ready."""
+    """large_ad: forward + sum loss + backward. PyTorch: clear .grad, the op, the loss, backward().
+    JAX: jit(value_and_grad(loss)) compiled outside the timing; the timed region is the call and
+    block_until_ready."""
 
-    def __init__(self, name, fw, case, n, gauge, frameworks):
+    def __init__(self, name, fw, case, n, frameworks):
         super().__init__(name, fw)
-        self.case, self.n, self.gauge, self.frameworks = case, n, gauge, frameworks
+        self.case, self.n, self.frameworks = case, n, frameworks
 
     def check(self):
-        return linalg_grad_check(self.fw, self.case, self.n, self.gauge, self.frameworks, f"{self.fw} {self.name}")
+        return linalg_grad_check(self.fw, self.case, self.n, self.frameworks, f"{self.fw} {self.name}")
 
     def prepare(self):
-        case, gauge = self.case, self.gauge
-        want_val, want_gs = _CHECKS[("grad", self.fw, case, self.n, gauge)]
-        xs = make_inputs(op_of(case), self.n)
+        case = self.case
+        want_val, want_gs = _CHECKS[("grad", self.fw, case, self.n)]
+        xs = make_inputs(case, self.n)
         last = {}
         if self.fw == "pytorch":
             ts = [torch.from_numpy(x.copy()).requires_grad_(True) for x in xs]
@@ -509,7 +606,7 @@ class GradRow(Bench):
             def step():
                 for t in ts:
                     t.grad = None
-                loss = torch_loss(case, ts, gauge)
+                loss = torch_loss(case, ts)
                 loss.backward()
                 last["loss"] = loss
 
@@ -517,9 +614,7 @@ class GradRow(Bench):
                 return grads_equal(float(last["loss"]), [t.grad.numpy() for t in ts], want_val, want_gs)
 
         else:
-            impl = LinalgImpl("jax", case, self.n, gauge)
-            # jvp_vjp rows: jax.vjp with cotangent 1; large_ad rows: jax.value_and_grad.
-            f = jax.jit(impl.jax_vjp() if self.name.startswith("jvp_vjp/") else impl.jax_value_and_grad())
+            f = jax.jit(LinalgImpl("jax", case, self.n).jax_value_and_grad())
             args = [jnp.asarray(x) for x in xs]
             jax.block_until_ready(f(*args))  # compile outside the timing
 
@@ -539,44 +634,34 @@ def grads_equal(val, gs, want_val, want_gs):
     return ""
 
 
-class JvpRow(Bench):
-    """The loss and its tangent along the tangent inputs. PyTorch: forward-mode dual tensors
-    (torch.autograd.forward_ad) inside the timing; JAX: jit(jvp(loss)) compiled outside it."""
+class JvpVjpRow(Bench):
+    """jvp_vjp/<case>_<jvp|vjp>: the timed region of JvpVjpImpl.step (PyTorch's JVP batches run in
+    one forward AD level, entered and left outside the timing, like jvp_vjp_torch.cpp)."""
 
-    def __init__(self, name, fw, case, n, frameworks):
+    def __init__(self, name, fw, case, mode, n, frameworks):
         super().__init__(name, fw)
-        self.case, self.n, self.frameworks = case, n, frameworks
+        self.case, self.mode, self.n, self.frameworks = case, mode, n, frameworks
+        self.impl = None
 
     def check(self):
-        return linalg_jvp_check(self.fw, self.case, self.n, self.frameworks, f"{self.fw} {self.name}")
+        return jvp_vjp_check(self.fw, self.case, self.mode, self.n, self.frameworks, f"{self.fw} {self.name}")
+
+    def scope(self):
+        return self.impl.scope(self.mode) if self.impl else contextlib.nullcontext()
 
     def prepare(self):
-        case = self.case
-        want = _CHECKS[("jvp", self.fw, case, self.n)]
-        xs, tans = make_inputs(op_of(case), self.n), make_tangent(case, self.n)
-        last = {}
-        if self.fw == "pytorch":
-            fwad = torch.autograd.forward_ad
-            txs = [torch.from_numpy(x.copy()) for x in xs]
-            tts = [torch.from_numpy(t.copy()) for t in tans]
-
-            def step():
-                with fwad.dual_level():
-                    duals = [fwad.make_dual(x, t) for x, t in zip(txs, tts)]
-                    last["out"] = fwad.unpack_dual(torch_loss(case, duals, False))
-
-        else:
-            f = jax.jit(LinalgImpl("jax", case, self.n, False).jax_jvp())
-            jxs, jts = [jnp.asarray(x) for x in xs], [jnp.asarray(t) for t in tans]
-            jax.block_until_ready(f(jxs, jts))
-
-            def step():
-                last["out"] = jax.block_until_ready(f(jxs, jts))
+        want_val, want_res = _CHECKS[("jvp_vjp", self.fw, self.case, self.mode, self.n)]
+        self.impl = JvpVjpImpl(self.fw, self.case, self.n)
+        step, result = self.impl.step(self.mode)
 
         def post():
-            p, t = (float(v) for v in last["out"])
-            ok = close(p, want[0]) and close(t, want[1])
-            return "" if ok else "the loss or tangent left by the timed iterations differs from the checked one"
+            val, res = result()
+            if self.mode == "jvp":
+                ok = close(val, want_val) and close(res, want_res)
+            else:
+                ok = close(val, want_val) and rel_diff(res, want_res, False) <= 1e-12
+            what = "tangent" if self.mode == "jvp" else "gradient"
+            return "" if ok else f"the loss or {what} left by the timed iterations differs from the checked one"
 
         return step, post
 
@@ -784,12 +869,13 @@ def all_rows(suites, frameworks):
         if "large_ad" in suites:
             for case in LARGE_AD_CASES:
                 for n in large_ad_sizes():
-                    rows.append(GradRow(f"large_ad/{case}/f64/{n}x{n}/{fw}", fw, case, n, True, frameworks))
+                    rows.append(GradRow(f"large_ad/{case}/f64/{n}x{n}/{fw}", fw, case, n, frameworks))
         if "jvp_vjp" in suites:
             for case in JVP_VJP_CASES:
                 for n in jvp_vjp_sizes():
-                    rows.append(JvpRow(f"jvp_vjp/{case}_jvp/f64/{n}x{n}/{fw}", fw, case, n, frameworks))
-                    rows.append(GradRow(f"jvp_vjp/{case}_vjp/f64/{n}x{n}/{fw}", fw, case, n, False, frameworks))
+                    for mode in ("jvp", "vjp"):
+                        name = f"jvp_vjp/{case}_{mode}/f64/{n}x{n}/{fw}"
+                        rows.append(JvpVjpRow(name, fw, case, mode, n, frameworks))
         if "overhead" in suites:
             for recorded in (True, False):
                 mode = f"{fw}_{'recorded' if recorded else 'unrecorded'}"
@@ -923,8 +1009,9 @@ def main(argv=None):
         if not err:
             try:
                 step, post = r.prepare()
-                step()
-                r.iters = estimate_iterations(step, args.min_time)
+                with r.scope():
+                    step()
+                    r.iters = estimate_iterations(step, args.min_time)
             except Exception as e:  # noqa: BLE001
                 err = f"{r.fw}: exception: {type(e).__name__}: {e}"
         if err:
@@ -940,7 +1027,8 @@ def main(argv=None):
     else:
         order.sort(key=lambda p: ready.index(p[0]))
     for r, _ in order:
-        real, cpu = measure(r.step, r.iters)
+        with r.scope():
+            real, cpu = measure(r.step, r.iters)
         r.samples.append((real / r.iters, cpu / r.iters))
     for r in ready:
         err = r.post()
