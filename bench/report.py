@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
 """Summarise Google Benchmark JSON outputs of the tenax bench drivers into a markdown table.
 
-Standard library only (json, statistics), so it runs without pip installs; a PNG chart is drawn
-only when matplotlib happens to be importable.
+Standard library only (json, statistics), so it runs without pip installs; the PNG charts (one per
+suite, chart_<suite>.png) are drawn only when matplotlib is importable (it is in the venv that
+scripts/bench.sh --with-python-refs makes, .venv-bench/; bench.sh then runs this script with it).
+Every sample (one repetition of one row in one file) is also written to samples.csv and
+samples.json.
 
     python3 bench/report.py --out results/DATE [--command CMD] FILE.json [FILE.json ...]
+
+The Python reference driver (bench/ref_python/refs.py) writes the same JSON format; its rows have
+the modes pytorch and jax (large_ad, jvp_vjp, mlp) or pytorch_<mode> and jax_<mode> (overhead).
 
 Exit status: 0, or 3 when a row reported an error (a failed correctness check), 1 on no rows.
 
 The large_ad and jvp_vjp suites get a table each (see summarise_ad_table): their rows
-<suite>/<case>/f64/<n>x<n>/<mode> with mode eager, trace, floor (the bare provider calls), libtorch
-(and primal, large_ad) are put side by side per case and size, with the ratios to floor and libtorch.
+<suite>/<case>/f64/<n>x<n>/<mode> with mode eager, trace, floor (the bare provider calls), libtorch,
+pytorch and jax (and primal, large_ad) are put side by side per case and size, with the ratios of
+the tenax rows to the floor and to each reference. The mlp suite likewise (summarise_mlp).
 
 Rows are named <suite>/<case>/<dtype>/<shape>/<mode>. A row whose mode is <ref>_<mode> (ref one of
 REFERENCES) is the reference of the row <suite>/<case>/<dtype>/<shape>/<mode>: the table puts them
@@ -22,13 +29,14 @@ the pooled repetition samples; "runs" shows the spread of the per-process median
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
 import statistics
 import sys
 
-REFERENCES = ["libtorch"]  # mode prefixes of reference rows, e.g. libtorch_recorded
+REFERENCES = ["libtorch", "pytorch", "jax"]  # mode prefixes of reference rows, e.g. libtorch_recorded
 
 # Targets from shared BENCHMARKS.md: (suite, case regex, mode) -> (quantity, limit, text).
 # quantity "per_op" compares the median time per op (seconds); "ratio" the ratio to the reference.
@@ -39,6 +47,8 @@ TARGETS = [
 # Suites with a table of their own (their rows are left out of the generic table).
 LARGE_AD = "large_ad"
 JVP_VJP = "jvp_vjp"
+THREADS = "threads"
+PER_CASE = (LARGE_AD, JVP_VJP)  # suites with the per-case table of summarise_ad_table
 MLP = "mlp"
 # mlp targets (BENCHMARKS.md): compiled / libtorch per shape, and eager / libtorch.
 MLP_COMPILED_TARGET = {"8x16->8": 0.1, "64x256->64": 0.8}
@@ -94,8 +104,11 @@ class Row:
         self.label = ""  # the row's label (large_ad: the measured check errors)
 
     def ref_of(self):
-        """(reference name, mode of the row it is the reference of) or None."""
+        """(reference name, mode of the row it is the reference of) or None. A mode that is a
+        reference's name alone (large_ad's libtorch, pytorch, jax) gives (name, "")."""
         for ref in REFERENCES:
+            if self.mode == ref:
+                return ref, ""
             if self.mode.startswith(ref + "_"):
                 return ref, self.mode[len(ref) + 1 :]
         return None
@@ -113,7 +126,9 @@ class Row:
 
 
 def load(files):
-    rows, contexts = {}, []
+    """(rows by name, [(path, context)], samples): samples are dicts, one per repetition entry
+    (time per iteration in seconds), in file order."""
+    rows, contexts, samples = {}, [], []
     for path in files:
         with open(path) as f:
             data = json.load(f)
@@ -138,9 +153,28 @@ def load(files):
             if b.get("label"):
                 row.label = b["label"]
             per_file.setdefault(name, []).append(b["real_time"] * scale)
+            samples.append({"file": os.path.basename(path), "name": name, "suite": row.suite, "key": row.key,
+                            "mode": row.mode, "repetition_index": b.get("repetition_index", 0),
+                            "iterations": b.get("iterations"), "real_time_s": b["real_time"] * scale,
+                            "cpu_time_s": b["cpu_time"] * scale, "ops": b.get("ops")})
         for name, ts in per_file.items():
             rows[name].run_medians.append(statistics.median(ts) / (rows[name].ops or 1))
-    return rows, contexts
+    return rows, contexts, samples
+
+
+def write_samples(samples, out):
+    """samples.csv and samples.json in out: every repetition of every row of every input file."""
+    import csv
+
+    fields = ["file", "name", "suite", "key", "mode", "repetition_index", "iterations", "real_time_s", "cpu_time_s",
+              "ops"]
+    with open(os.path.join(out, "samples.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(samples)
+    with open(os.path.join(out, "samples.json"), "w") as f:
+        json.dump(samples, f, indent=1)
+        f.write("\n")
 
 
 def cpu_model():
@@ -185,7 +219,7 @@ def summarise(rows):
     """Table lines (markdown) and chart data. Times are per op where the row counts its ops
     (counter `ops`), else per iteration; wall-clock (median, IQR) and CPU time (median)."""
     lines, chart = [], []
-    rows = {k: r for k, r in rows.items() if r.suite not in (LARGE_AD, JVP_VJP, MLP)}
+    rows = {k: r for k, r in rows.items() if r.suite not in PER_CASE + (MLP, THREADS)}
     if not rows:
         return lines, chart
     ours = [r for r in rows.values() if r.ref_of() is None]
@@ -194,7 +228,7 @@ def summarise(rows):
         rm = r.ref_of()
         if rm:
             refs[(r.suite, r.key, rm[1], rm[0])] = r
-    ref_names = sorted({k[3] for k in refs})
+    ref_names = [ref for ref in REFERENCES if any(k[3] == ref for k in refs)]
     head = ["row", "tenax wall", "tenax CPU"]
     for ref in ref_names:
         head += [f"{ref} wall", f"{ref} CPU", f"tenax/{ref} wall", f"tenax/{ref} CPU"]
@@ -272,17 +306,19 @@ def summarise_mlp(rows):
             by_key.setdefault(r.key, {})[r.mode] = r
     if not by_key:
         return []
-    head = ["row", "tenax eager", "tenax compiled", "floor", "libtorch", "eager/libtorch", "compiled/libtorch",
-            "compiled/floor", "target"]
+    head = ["row", "tenax eager", "tenax compiled", "floor", "libtorch", "pytorch", "jax", "eager/libtorch",
+            "compiled/libtorch", "compiled/floor", "eager/pytorch", "compiled/jax", "target"]
     lines = [f"### {MLP}", "",
              "Whole training runs (1000 steps at 8x16->8, 100 at 64x256->64), wall-clock median (IQR); floor = "
-             "the same training on raw buffers (2 gemm calls per step plus loops); "
+             "the same training on raw buffers (2 gemm calls per step plus loops); pytorch = PyTorch eager "
+             "from Python, jax = the step jitted, called from Python (bench/ref_python/refs.py); "
              "ratios wall (CPU), lower is better. Targets: compiled <= 0.1 x libtorch at 8x16->8 and "
              "<= 0.8 x at 64x256->64; eager <= 0.5 x libtorch.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in sorted(by_key):
         m = by_key[key]
-        eager, comp, floor, torch = (m.get(x) for x in ("eager", "compiled", "floor", "libtorch"))
+        eager, comp, floor, torch, pyt, jx = (
+            m.get(x) for x in ("eager", "compiled", "floor", "libtorch", "pytorch", "jax"))
         shape = key.split("/")[2] if len(key.split("/")) > 2 else ""
         qe, qc = ratio(eager, torch, "real"), ratio(comp, torch, "real")
         tgt = []
@@ -292,21 +328,47 @@ def summarise_mlp(rows):
         if qe is not None:
             tgt.append(f"eager <= {MLP_EAGER_TARGET} x {'met' if qe <= MLP_EAGER_TARGET else 'NOT met'}")
         lines.append("| " + " | ".join([f"`{MLP}/{key}`", median_cell(eager), median_cell(comp), median_cell(floor),
-                                        median_cell(torch), ratio_cell(eager, torch), ratio_cell(comp, torch),
-                                        ratio_cell(comp, floor), ", ".join(tgt) if tgt else "-"]) + " |")
+                                        median_cell(torch), median_cell(pyt), median_cell(jx),
+                                        ratio_cell(eager, torch), ratio_cell(comp, torch), ratio_cell(comp, floor),
+                                        ratio_cell(eager, pyt), ratio_cell(comp, jx),
+                                        ", ".join(tgt) if tgt else "-"]) + " |")
+    return lines
+
+
+def summarise_threads(rows):
+    """The threads table: per case and shape, the 1-thread and 2-thread rows (tenax's pool and the
+    provider) and the speed-up t1/t2 (higher is better)."""
+    by_key = {}
+    for r in rows.values():
+        if r.suite == THREADS:
+            by_key.setdefault(r.key, {})[r.mode] = r
+    if not by_key:
+        return []
+    lines = [f"### {THREADS}", "",
+             "tenax::set_num_threads(k) outside the timing, run on two CPUs; wall-clock median (IQR). "
+             "speed-up = t1 / t2 (higher is better).", "",
+             "| row | t1 | t2 | speed-up t1/t2 |", "|---|---|---|---|"]
+    for key in sorted(by_key):
+        t1, t2 = by_key[key].get("t1"), by_key[key].get("t2")
+        q = ratio(t1, t2, "real")
+        lines.append(f"| `{THREADS}/{key}` | {median_cell(t1)} | {median_cell(t2)} | "
+                     f"{'-' if q is None else f'**{q:.2f}**'} |")
     return lines
 
 
 AD_TABLE_INTRO = {
     LARGE_AD: "eager = forward + loss + backward with the tape; "
     "trace = the same traced and compiled outside the timing, one prepared run timed; "
-    "floor = the bare provider calls of the same computation; primal = the op alone. "
+    "floor = the bare provider calls of the same computation; primal = the op alone; pytorch, jax = "
+    "the same from Python (bench/ref_python/refs.py: autograd; jit(value_and_grad) compiled outside "
+    "the timing). "
     "Targets (BENCHMARKS.md): eager <= 1.10 x floor and < libtorch; at n <= 8 eager <= 0.2 x and "
     "trace <= 0.1 x libtorch; at n >= 256 trace <= eager and <= 1.05 x floor.",
     JVP_VJP: "eager = tenax::jvp (forward mode) or tenax::vjp + pullback of the cotangent 1 (reverse mode); "
     "trace = the same traced and compiled outside the timing, one prepared run timed; "
     "floor = the bare provider calls of the same computation (factorization + the rule's calls); "
-    "libtorch = forward-mode dual tensors (jvp) or autograd::grad (vjp). "
+    "libtorch = forward-mode dual tensors (jvp) or autograd::grad (vjp); pytorch, jax = the same from "
+    "Python (bench/ref_python/refs.py: forward-mode duals / autograd; jit(jvp), jit(vjp)). "
     "Targets: at n <= 8 eager <= 0.2 x and trace <= 0.1 x libtorch; at n >= 256 trace <= eager, "
     f"eager and trace <= {JVP_VJP_FLOOR_TARGET:.2f} x floor.",
 }
@@ -346,7 +408,8 @@ def ad_targets(suite, n, eager_floor, eager_torch, trace_floor, trace_torch, tra
 def summarise_ad_table(rows, suite):
     """The table of an AD suite (large_ad, jvp_vjp; markdown lines): per case and size, the eager
     row, the trace row, the provider floor, the libtorch reference and the ratios to floor and
-    libtorch (wall-clock medians; CPU-time ratios in parentheses), then the primal row (large_ad),
+    libtorch, the PyTorch and JAX rows and eager/pytorch, eager/jax, trace/jax (wall-clock medians;
+    CPU-time ratios in parentheses), then the primal row (large_ad),
     the provider calls per iteration of the eager row and of the floor (they should be equal), the
     targets and the eager row's check."""
     by_key = {}
@@ -368,7 +431,7 @@ def summarise_ad_table(rows, suite):
         return (cases.index(case) if case in cases else len(cases), case, n, key)
 
     head = ["row", "tenax eager", "tenax trace", "floor", "libtorch", "eager/floor", "eager/libtorch", "trace/floor",
-            "trace/libtorch"]
+            "trace/libtorch", "pytorch", "jax", "eager/pytorch", "eager/jax", "trace/jax"]
     if suite == JVP_VJP:
         head.append("trace/eager")
     if with_primal:
@@ -380,7 +443,8 @@ def summarise_ad_table(rows, suite):
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in sorted(by_key, key=order):
         m = by_key[key]
-        eager, trace, floor, torch, primal = (m.get(x) for x in ("eager", "trace", "floor", "libtorch", "primal"))
+        eager, trace, floor, torch, primal, pyt, jx = (
+            m.get(x) for x in ("eager", "trace", "floor", "libtorch", "primal", "pytorch", "jax"))
         try:
             n = int(key.split("/")[2].split("x")[0])
         except (IndexError, ValueError):
@@ -391,69 +455,163 @@ def summarise_ad_table(rows, suite):
         calls = f"{calls_text(eager)}; {calls_text(floor)}"
         check = eager.label if eager is not None and eager.label and not eager.errors else "-"
         cells = [f"`{suite}/{key}`", median_cell(eager), median_cell(trace), median_cell(floor), median_cell(torch),
-                 ratio_cell(eager, floor), ratio_cell(eager, torch), ratio_cell(trace, floor), ratio_cell(trace, torch)]
+                 ratio_cell(eager, floor), ratio_cell(eager, torch), ratio_cell(trace, floor), ratio_cell(trace, torch),
+                 median_cell(pyt), median_cell(jx), ratio_cell(eager, pyt), ratio_cell(eager, jx), ratio_cell(trace, jx)]
         if suite == JVP_VJP:
             cells.append(ratio_cell(trace, eager))
         if with_primal:
             cells.append(median_cell(primal))
         cells += [calls, ", ".join(tgt) if tgt else "-", check]
         lines.append("| " + " | ".join(cells) + " |")
-    other = sorted({mode for m in by_key.values() for mode in m} - {"eager", "trace", "floor", "libtorch", "primal"})
+    shown = {"eager", "trace", "floor", "libtorch", "primal", "pytorch", "jax"}
+    other = sorted({mode for m in by_key.values() for mode in m} - shown)
     if other:
         lines += ["", f"(rows with other modes not shown: {', '.join(other)})"]
     return lines
 
 
-def draw_chart(chart, path):
+# Bars of the charts, in this order (tenax modes first, then the references), with fixed colours.
+CHART_IMPLS = [("eager", "tenax eager"), ("trace", "tenax trace"), ("compiled", "tenax compiled"),
+               ("tenax", "tenax"), ("libtorch", "libtorch"), ("pytorch", "pytorch"), ("jax", "jax")]
+CHART_COLOURS = {"eager": "tab:blue", "trace": "tab:cyan", "compiled": "tab:cyan", "tenax": "tab:blue",
+                 "libtorch": "tab:red", "pytorch": "tab:orange", "jax": "tab:green"}
+
+
+def chart_data(rows, suite):
+    """The bars of a suite's chart: ({case: {group: {impl: median seconds}}}, {case: {group: floor
+    seconds}}). case is the row key's first part (a subplot), group the rest (with the mode the row
+    is the reference of, for <ref>_<mode> rows and the generic suites' tenax rows); impl one of
+    CHART_IMPLS. Rows with errors and primal rows are left out; floors become markers."""
+    bars, floors = {}, {}
+    for r in rows.values():
+        st = r.stat("real") if r.suite == suite and not r.errors else None
+        if not st or r.mode == "primal":
+            continue
+        parts = r.key.split("/")
+        case, group = parts[0], "/".join(parts[1:])
+        rm = r.ref_of()
+        if rm:
+            impl, sub = rm
+        elif r.mode == "floor":
+            floors.setdefault(case, {})[group] = st["median"]
+            continue
+        elif r.mode in ("eager", "trace", "compiled"):
+            impl, sub = r.mode, ""
+        else:
+            impl, sub = "tenax", r.mode
+        if sub:
+            group = f"{group}/{sub}" if group else sub
+        bars.setdefault(case, {}).setdefault(group, {})[impl] = st["median"]
+    return bars, floors
+
+
+def group_order(group):
+    """Groups sorted by their size (the first NxN or leading number), then by name."""
+    m = re.search(r"(\d+)x\d+|^(\d+)", group)
+    return (int(m.group(1) or m.group(2)) if m else 0, group)
+
+
+def draw_charts(rows, out):
+    """One PNG per suite (chart_<suite>.png): a subplot per case, a group of bars per size or
+    mode, one bar per implementation (tenax eager/trace/compiled, libtorch, pytorch, jax), the
+    provider floor as a black dashed marker over its group; log time axis, wall-clock medians.
+    Returns the line for the summary."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import NullFormatter
     except Exception:  # noqa: BLE001 - any import problem means no chart
-        return "chart skipped: matplotlib is not importable (optional; `pip install matplotlib` to get one)"
-    entries = [e for e in chart if e["ours"] is not None]
-    if not entries:
-        return "chart skipped: no rows"
-    refs = sorted({r for e in entries for r in e["refs"]})
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(entries)), 4))
-    width = 0.8 / (1 + len(refs))
-    xs = range(len(entries))
-    ax.bar([x for x in xs], [e["ours"] * 1e9 for e in entries], width, label="tenax")
-    for i, ref in enumerate(refs, 1):
-        ax.bar([x + i * width for x in xs], [e["refs"].get(ref, 0) * 1e9 for e in entries], width, label=ref)
-    ax.set_xticks([x + width * len(refs) / 2 for x in xs])
-    ax.set_xticklabels([e["name"].split("/", 1)[1] for e in entries], rotation=20, ha="right", fontsize=7)
-    ax.set_ylabel("ns per op (or per iteration), wall-clock median")
-    ax.set_yscale("log")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return f"chart: {path}"
+        return ("charts skipped: matplotlib is not importable (optional; it is in the venv of "
+                "scripts/bench.sh --with-python-refs, or `pip install matplotlib`)")
+    written = []
+    for suite in sorted({r.suite for r in rows.values()}):
+        bars, floors = chart_data(rows, suite)
+        if not bars:
+            continue
+        cases = sorted(bars, key=lambda c: (LARGE_AD_CASES.index(c) if c in LARGE_AD_CASES else len(LARGE_AD_CASES), c))
+        impls = [(k, label) for k, label in CHART_IMPLS if any(k in g for b in bars.values() for g in b.values())]
+        ncols = min(4, len(cases))
+        nrows = (len(cases) + ncols - 1) // ncols
+        most = max(len(b) for b in bars.values())
+        fig, axes = plt.subplots(nrows, ncols, squeeze=False,
+                                 figsize=(max(4.0, 0.5 + most * (0.3 + 0.22 * len(impls))) * ncols, 3.4 * nrows))
+        width = 0.8 / len(impls)
+        per_op = any(r.ops for r in rows.values() if r.suite == suite)
+        for ax, case in zip(axes.flat, cases):
+            groups = sorted(bars[case], key=group_order)
+            for i, (impl, label) in enumerate(impls):
+                xs = [g + i * width for g in range(len(groups)) if impl in bars[case][groups[g]]]
+                ys = [bars[case][g][impl] for g in groups if impl in bars[case][g]]
+                if xs:
+                    ax.bar(xs, ys, width, label=label, color=CHART_COLOURS[impl])
+            for g, group in enumerate(groups):
+                fl = floors.get(case, {}).get(group)
+                if fl is not None:
+                    ax.hlines(fl, g - width / 2, g + (len(impls) - 0.5) * width, colors="k", linestyles="--",
+                              linewidth=1.5, label="floor (provider calls)" if g == 0 else None)
+            ax.set_xticks([g + width * (len(impls) - 1) / 2 for g in range(len(groups))])
+            ax.set_xticklabels([re.sub(r"^f(32|64)/", "", g) for g in groups], rotation=25, ha="right", fontsize=7)
+            ax.set_yscale("log")
+            vals = [v for g in bars[case].values() for v in g.values()] + list(floors.get(case, {}).values())
+            # At least one decade under the lowest bar, some room over the highest bar or floor.
+            ax.set_ylim(10 ** math.floor(math.log10(min(vals) / 2)), max(vals) * 1.6)
+            ax.yaxis.set_minor_formatter(NullFormatter())
+            ax.set_title(case, fontsize=9)
+            ax.tick_params(axis="y", labelsize=7)
+        for ax in list(axes.flat)[len(cases):]:
+            ax.set_visible(False)
+        handles = {}
+        for ax in axes.flat:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=len(handles), fontsize=8)
+        fig.supylabel(f"seconds per {'op' if per_op else 'iteration'} (wall-clock median, log)", fontsize=9)
+        fig.suptitle(f"{suite}: lower is better", fontsize=10)
+        fig.tight_layout(rect=(0, 0.06 if nrows > 1 else 0.1, 1, 1))
+        path = os.path.join(out, f"chart_{suite}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return "charts: " + ", ".join(written) if written else "charts skipped: no rows"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", help="Google Benchmark JSON outputs (--benchmark_out)")
-    ap.add_argument("--out", required=True, help="directory for summary.md (and chart.png)")
+    ap.add_argument("--out", required=True,
+                    help="directory for summary.md, samples.csv, samples.json (and chart_<suite>.png)")
     ap.add_argument("--command", default="", help="the command that produced the files, quoted in the summary")
     ap.add_argument("--cpu", default="", help="the CPU list the benchmarks were pinned to (taskset -c)")
     ap.add_argument("--note", action="append", default=[], help="extra line for the summary header (repeatable)")
     args = ap.parse_args()
 
-    rows, contexts = load(args.files)
+    rows, contexts, samples = load(args.files)
     if not rows:
         print("report.py: no benchmark rows in the inputs", file=sys.stderr)
         return 1
-    ctx = contexts[0][1] if contexts else {}
+    # The header's tenax/libtorch facts come from the first C++ binary's context.
+    cpp = [c for _, c in contexts if not c.get("executable", "").endswith("refs.py")]
+    ctx = cpp[0] if cpp else (contexts[0][1] if contexts else {})
     loads = [c.get("load_avg", [None])[0] for _, c in contexts if c.get("load_avg")]
-    lines, chart = summarise(rows)
-    for extra in (summarise_ad_table(rows, LARGE_AD), summarise_ad_table(rows, JVP_VJP), summarise_mlp(rows)):
+    lines, _ = summarise(rows)
+    for extra in (summarise_ad_table(rows, LARGE_AD), summarise_ad_table(rows, JVP_VJP), summarise_mlp(rows),
+                  summarise_threads(rows)):
         if extra:
             lines += ([""] if lines else []) + extra
 
     os.makedirs(args.out, exist_ok=True)
-    chart_msg = draw_chart(chart, os.path.join(args.out, "chart.png"))
+    write_samples(samples, args.out)
+    chart_msg = draw_charts(rows, args.out)
+    py = {}
+    for _, c in contexts:
+        for k in ("pytorch", "jax", "python"):
+            if c.get(k) and c.get("executable", "").endswith("refs.py"):
+                py.setdefault(k, c[k])
+        for k in ("pytorch_skipped", "jax_skipped"):
+            if c.get(k):
+                py.setdefault(k, c[k])
     head = [
         f"# tenax benchmark summary ({datetime.date.today().isoformat()})",
         "",
@@ -465,6 +623,8 @@ def main():
         f"- tenax: {ctx.get('tenax_config', '?')}",
         f"- threads: {ctx.get('tenax_threads', '?')}",
         f"- libtorch: {ctx.get('libtorch', '?')}",
+        "- Python references (bench/ref_python/refs.py): "
+        + (", ".join(f"{k} {v}" for k, v in py.items()) if py else "none in the inputs"),
         f"- inputs: {len(args.files)} JSON files; Google Benchmark library build type: "
         f"{ctx.get('library_build_type', '?')} (the harness library's own build, not tenax's)",
         "- statistics: median and IQR over all repetitions of all runs (pooled). Times are per op "
@@ -472,7 +632,7 @@ def main():
         "'wall' = wall-clock time (the primary figure), 'CPU' = CPU time of the process (median; "
         "when wall >> CPU the pinned core was shared with other work). Ratios: tenax median / "
         "reference median, lower is better",
-        f"- {chart_msg}",
+        f"- {chart_msg}; every sample: samples.csv, samples.json",
     ]
     head += [f"- {n}" for n in args.note]
     text = "\n".join(head + [""] + lines) + "\n"

@@ -11,6 +11,9 @@
 #                                         n = 1024)
 #   scripts/bench.sh --suite overhead     only the named suites (repeatable; default: all)
 #   scripts/bench.sh --runs N --repetitions N --min-time SECONDS --filter REGEX
+#   scripts/bench.sh --with-python-refs   also the PyTorch and JAX reference rows from Python
+#                                         (bench/ref_python/refs.py), run after each suite's binary
+#                                         in every run, pinned to the same CPU
 #
 # Runs: each run starts every suite's binary once (suites alternate within a run), and each binary
 # interleaves its rows' repetitions randomly (--benchmark_enable_random_interleaving); medians
@@ -22,6 +25,11 @@
 # TENAX_BENCH_PROFILE=quick|full, from which a suite picks its sizes (large_ad: 64..512 quick,
 # 64..1024 full; TENAX_LARGE_AD_SIZES=64,128 overrides the list; jvp_vjp: 2, 4, 8, 256, 512 quick,
 # plus 1024 full; TENAX_JVP_VJP_SIZES overrides).
+# Python references: --with-python-refs installs python3-torch (Debian, PyTorch 1.13) and makes a
+# virtual environment TENAX_BENCH_PYENV (default <repo>/.venv-bench, --system-site-packages, so
+# that it sees Debian's torch and numpy) with jax[cpu] and matplotlib from PyPI
+# (bench/ref_python/requirements.txt, numpy pinned to the system's). report.py runs with the venv's
+# python whenever the venv exists (then it also draws the charts).
 # Exits non-zero when a step fails or a row fails its correctness check.
 set -euo pipefail
 
@@ -33,7 +41,7 @@ all_suites=(overhead large_ad mlp jvp_vjp threads)
 
 say() { printf '== %s\n' "$*"; }
 die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,25s/^# \{0,1\}//p' "$0"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 
 orig_args=("$@")
 profile=quick
@@ -41,6 +49,7 @@ runs=3
 reps=""
 min_time=""
 filter=""
+python_refs=0
 suites=()
 while (($#)); do
   case "$1" in
@@ -51,6 +60,7 @@ while (($#)); do
     --repetitions) shift; reps=${1:?--repetitions needs a number} ;;
     --min-time) shift; min_time=${1:?--min-time needs seconds} ;;
     --filter) shift; filter=${1:?--filter needs a regex} ;;
+    --with-python-refs) python_refs=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
   esac
@@ -89,9 +99,49 @@ out=${TENAX_RESULTS_DIR:-$root/results/$date}
 command_line="scripts/bench.sh"
 ((${#orig_args[@]})) && command_line+=$(printf ' %q' "${orig_args[@]}")
 
-say "setup (scripts/setup.sh --with-libtorch --with-python)"
-"$root/scripts/setup.sh" --with-libtorch --with-python
+setup_args=(--with-libtorch --with-python)
+((python_refs)) && setup_args=(--with-libtorch --with-python-refs)
+say "setup (scripts/setup.sh ${setup_args[*]})"
+"$root/scripts/setup.sh" "${setup_args[@]}"
 command -v python3 >/dev/null 2>&1 || die "python3 is needed for the report (bench/report.py)"
+
+# The Python references' virtual environment (--with-python-refs). Made from Debian's python3
+# (/usr/bin/python3, the interpreter python3-torch is installed for) with the system site packages;
+# pip adds jax and matplotlib, with numpy held at the system's version (Debian's torch is built
+# against it). Reinstalled only when the requirements file changes.
+pyenv=${TENAX_BENCH_PYENV:-$root/.venv-bench}
+python_ref_suites=" large_ad jvp_vjp overhead mlp "
+if ((python_refs)); then
+  sys_py=/usr/bin/python3
+  [[ -x $sys_py ]] || sys_py=$(command -v python3)
+  if [[ ! -x $pyenv/bin/python ]]; then
+    say "python references: virtual environment $pyenv (from $sys_py, --system-site-packages)"
+    "$sys_py" -m venv --system-site-packages "$pyenv" || die "could not create the virtual environment $pyenv"
+  fi
+  req=$root/bench/ref_python/requirements.txt
+  stamp=$pyenv/.tenax-requirements
+  if ! cmp -s "$req" "$stamp"; then
+    cons=$pyenv/.tenax-constraints
+    : >"$cons"
+    np=$("$pyenv/bin/python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null || true)
+    [[ -n $np ]] && echo "numpy==$np" >"$cons"
+    say "python references: pip install -r $req${np:+ (numpy held at $np)}"
+    "$pyenv/bin/python" -m pip install -q --disable-pip-version-check -r "$req" -c "$cons" ||
+      die "pip install failed (PyPI reachable?); the venv is $pyenv"
+    cp "$req" "$stamp"
+  fi
+  "$pyenv/bin/python" - <<'PY' || true
+import importlib
+for m in ("torch", "jax", "matplotlib"):
+    try:
+        mod = importlib.import_module(m)
+        print(f"   {m} {getattr(mod, '__version__', '?')}")
+    except Exception as e:  # the driver skips that framework's rows and says why
+        print(f"   {m}: not importable ({type(e).__name__}: {e})")
+PY
+fi
+report_py=python3
+[[ -x $pyenv/bin/python ]] && report_py=$pyenv/bin/python
 
 say "configure ($build_dir, Release)"
 generator=()
@@ -123,7 +173,7 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 export TENAX_BENCH_PROFILE=$profile
 
 mkdir -p "$out"
-for s in "${suites[@]}"; do rm -f "$out/$s".run*.json "$out/$s".run*.log; done
+for s in "${suites[@]}"; do rm -f "$out/$s".run*.json "$out/$s".run*.log "$out/$s".py.run*.json "$out/$s".py.run*.log; done
 say "run: profile $profile, ${#suites[@]} suite(s) x $runs runs x $reps repetitions, min time ${min_time}s," \
   "pinned to CPU ${cpu:-none}; results in $out"
 start=$SECONDS
@@ -143,15 +193,30 @@ for ((r = 1; r <= runs; r++)); do
     rc=${PIPESTATUS[0]}
     set -e
     ((rc == 0)) || die "bench_$s failed with status $rc (log: $out/$s.run$r.log)"
+    if ((python_refs)) && [[ $python_ref_suites == *" $s "* ]]; then
+      say "run $r/$runs: $s, Python references ($((SECONDS - start)) s elapsed)"
+      set +e
+      "${pin[@]}" "$pyenv/bin/python" "$root/bench/ref_python/refs.py" --suite "$s" \
+        --filter "$(suite_filter "$s")" --repetitions "$reps" --min-time "$min_time" --seed "$r" \
+        --out "$out/$s.py.run$r.json" 2>&1 | tee "$out/$s.py.run$r.log" | grep --line-buffered -E 'ERROR|skipped'
+      rc=${PIPESTATUS[0]}
+      set -e
+      # 3: a row failed its check (recorded in the JSON as an error, like the C++ rows).
+      ((rc == 0 || rc == 3)) || die "refs.py failed with status $rc (log: $out/$s.py.run$r.log)"
+    fi
   done
 done
 say "all runs done in $((SECONDS - start)) s"
 
 say "report ($out/summary.md)"
 notes=("profile $profile: $runs runs x $reps repetitions per row, min time ${min_time}s per repetition")
+((python_refs)) && notes[0]+="; Python references (refs.py) run after each suite's binary in every run"
 jsons=()
-for s in "${suites[@]}"; do jsons+=("$out/$s".run*.json); done
+for s in "${suites[@]}"; do
+  jsons+=("$out/$s".run*.json)
+  ((python_refs)) && [[ -e $out/$s.py.run1.json ]] && jsons+=("$out/$s".py.run*.json)
+done
 status=0
-python3 "$root/bench/report.py" --out "$out" --command "$command_line" --cpu "${cpu:-}" \
+"$report_py" "$root/bench/report.py" --out "$out" --command "$command_line" --cpu "${cpu:-}" \
   --note "${notes[0]}" "${jsons[@]}" || status=$?
 ((status == 0)) || die "report flagged failures (exit $status): see $out/summary.md"
