@@ -16,7 +16,7 @@ struct Triangle {
   Tensor<T> forward(const Tensor<T>& x) const {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
     detail::copy_into(out, x);
-    const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n ? out.numel() / (m * n) : 0;
+    const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n != 0 ? out.numel() / (m * n) : 0;
     T* p = out.mutable_data();
     for (std::int64_t b = 0; b < batch; ++b, p += m * n)
       for (std::int64_t j = 0; j < n; ++j)
