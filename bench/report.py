@@ -132,6 +132,9 @@ def load(files):
     for path in files:
         with open(path) as f:
             data = json.load(f)
+        if not isinstance(data, dict) or "benchmarks" not in data:
+            print(f"report.py: skipping {path}: not a Google Benchmark JSON output", file=sys.stderr)
+            continue
         contexts.append((path, data.get("context", {})))
         per_file = {}
         for b in data.get("benchmarks", []):
@@ -566,12 +569,15 @@ def draw_charts(rows, out):
         for ax in axes.flat:
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)
-        fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=len(handles), fontsize=8)
+        # Below the plots, in as many rows as needed, and saved with a tight box, so that no label
+        # is cut off however narrow the figure is.
+        fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=min(len(handles), max(2, int(fig.get_figwidth() // 1.6))), fontsize=8)
         fig.supylabel(f"seconds per {'op' if per_op else 'iteration'} (wall-clock median, log)", fontsize=9)
         fig.suptitle(f"{suite}: lower is better", fontsize=10)
-        fig.tight_layout(rect=(0, 0.06 if nrows > 1 else 0.1, 1, 1))
+        fig.tight_layout()
         path = os.path.join(out, f"chart_{suite}.png")
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=110, bbox_inches="tight")
         plt.close(fig)
         written.append(path)
     return "charts: " + ", ".join(written) if written else "charts skipped: no rows"
