@@ -8,6 +8,7 @@
 #include "tenax/ad/anomaly.hpp"
 #include "tenax/ad/mode.hpp"
 #include "tenax/core/error.hpp"
+#include "tenax/kernels/donation.hpp"
 #include "tenax/trace/recorder.hpp"
 
 namespace tenax::ir {
@@ -112,6 +113,21 @@ Program::Program(const Graph& g) : g_(g), traced_nodes_(g.nodes.size()) {
     const std::int64_t at = std::max(last[v], def[v]);
     release_[static_cast<std::size_t>(at)].push_back(static_cast<std::int32_t>(v));
   }
+  // In place: an elementwise node may overwrite an input that dies at it and matches its output.
+  in_place_.assign(g_.nodes.size(), -1);
+  for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
+    const GraphNode& n = g_.nodes[k];
+    if (!n.elementwise || n.out.size() != 1 || n.out[0] < 0) continue;
+    const ValueInfo& o = g_.values[static_cast<std::size_t>(n.out[0])];
+    for (std::int32_t v : release_[k]) {
+      const ValueInfo& vi = g_.values[static_cast<std::size_t>(v)];
+      if (std::find(n.in.begin(), n.in.end(), v) != n.in.end() && vi.dtype == o.dtype && vi.shape == o.shape &&
+          vi.device == o.device) {
+        in_place_[k] = v;
+        break;
+      }
+    }
+  }
   // Plan estimate: every defined value as a fresh buffer (views are counted too: an upper bound).
   std::int64_t live = 0;
   for (std::int32_t v : g_.constant_ids) live += bytes_of(g_.values[static_cast<std::size_t>(v)]);
@@ -150,7 +166,18 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
   } clear{*this};
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     const GraphNode& n = g_.nodes[k];
-    n.forward(env_.data(), n.in.data(), n.out.data());
+    detail::TensorImpl* give = nullptr;
+    if (const std::int32_t v = in_place_[k]; v >= 0 && !anomaly) {
+      // Only this program's environment may hold the body, and only the body its storage.
+      detail::TensorImpl* t = env_[static_cast<std::size_t>(v)].get();
+      if (t != nullptr && t->refs_.load(std::memory_order_relaxed) == 1 &&
+          t->storage->refs_.load(std::memory_order_relaxed) == 1)
+        give = t;
+    }
+    {
+      detail::DonationScope offer(give);
+      n.forward(env_.data(), n.in.data(), n.out.data());
+    }
     if (anomaly) [[unlikely]]
       check_step(k);
     for (std::int32_t v : release_[k]) env_[static_cast<std::size_t>(v)].reset();
@@ -188,6 +215,7 @@ std::string Program::str() const {
       if (v >= 0)
         o << ' ' << g_.values[static_cast<std::size_t>(v)].str() << " ("
           << bytes_of(g_.values[static_cast<std::size_t>(v)]) << " B)";
+    if (in_place_[k] >= 0) o << "  in place of %" << in_place_[k];
     if (!release_[k].empty()) {
       o << "  free";
       for (std::int32_t v : release_[k]) o << " %" << v;

@@ -2,6 +2,10 @@
 // prepared run and the shape-keyed cache.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
 #include <string>
 
 #include "support/messages.hpp"
@@ -87,6 +91,61 @@ TEST(Trace, PreparedRunMakesNoSystemAllocationAfterTheFirst) {
   EXPECT_EQ(st.system_allocs, 0);
   EXPECT_EQ(st.pool_misses, 0);
   EXPECT_GT(st.pool_hits, 0);
+}
+
+TEST(Trace, ElementwiseStepsRunInPlaceOfDyingInputs) {
+  // A chain of elementwise ops: every intermediate dies at its reader, so each step after the
+  // first writes into its input's buffer; the program's inputs and a value still read later (u,
+  // read by the last step) and the output are never overwritten.
+  auto f = [](const Tensor<double>& x, const Tensor<double>& y) {
+    const auto u = tx::exp(x * 0.5);
+    return tx::tanh(tx::sigmoid(u + y) * 2.0 - 1.0) + u;
+  };
+  const auto x = Tensor<double>::randn({64, 32}, 1), y = Tensor<double>::randn({64, 32}, 2);
+  const auto p = tx::compile(f, x, y);
+  const std::string dump = p.str();
+  int in_place = 0;
+  for (std::size_t at = dump.find("in place of"); at != std::string::npos; at = dump.find("in place of", at + 1))
+    ++in_place;
+  EXPECT_GE(in_place, 3) << dump;
+  const auto x2 = Tensor<double>::randn({64, 32}, 3), y2 = Tensor<double>::randn({64, 32}, 4);
+  const auto x2_before = x2.contiguous().to_vector(), y2_before = y2.contiguous().to_vector();
+  const auto eager = f(x2, y2).contiguous().to_vector();
+  // Peak bytes of one run above what was live before it.
+  auto run_peak = [&] {
+    tx::reset_allocator_stats();
+    const std::int64_t before = tx::allocator_stats().bytes_live;
+    const auto out = p(x2, y2);
+    return std::pair{tx::allocator_stats().bytes_peak - before, out.contiguous().to_vector()};
+  };
+  (void)p(x2, y2);  // warms the pool
+  const auto [peak, compiled] = run_peak();
+  ASSERT_EQ(eager.size(), compiled.size());
+  EXPECT_EQ(std::memcmp(eager.data(), compiled.data(), eager.size() * sizeof(double)), 0);
+  EXPECT_EQ(x2.contiguous().to_vector(), x2_before);  // inputs untouched
+  EXPECT_EQ(y2.contiguous().to_vector(), y2_before);
+  // Anomaly mode runs every step out of place: the same bits, a higher peak.
+  std::int64_t peak_out_of_place = 0;
+  {
+    tx::AnomalyGuard checks(true, false);
+    const auto [peak2, values2] = run_peak();
+    peak_out_of_place = peak2;
+    EXPECT_EQ(values2, compiled);
+  }
+  EXPECT_LT(peak, peak_out_of_place) << dump;
+  if (std::getenv("TENAX_TEST_VERBOSE"))
+    std::cout << "peak " << peak << " B in place, " << peak_out_of_place << " B out of place\n";
+  // A view of a dying value keeps its storage shared: no step may overwrite it.
+  auto g = [](const Tensor<double>& x) {
+    const auto t = tx::exp(x);
+    const auto v = tx::transpose(t);  // shares t's storage
+    return std::tuple{tx::tanh(t), v};
+  };
+  const auto pg = tx::compile(g, x);
+  const auto [a, b] = pg(x2);
+  const auto [ea, eb] = g(x2);
+  EXPECT_EQ(a.contiguous().to_vector(), ea.contiguous().to_vector());
+  EXPECT_EQ(b.contiguous().to_vector(), eb.contiguous().to_vector()) << pg.str();
 }
 
 TEST(Trace, RunsAtOtherValuesThanTheExamples) {

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "tenax/core/tensor.hpp"
+#include "tenax/kernels/donation.hpp"
 #include "tenax/kernels/parallel_loop.hpp"
 
 namespace tenax::detail {
@@ -55,7 +56,11 @@ Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
   const Device dev = common_device(op, in...);
   const Shape shape = broadcast_all(op, in...);
   TENAX_CHECK(dev.is_cpu(), op, "no kernel for device ", dev.str());
-  Tensor<Out> out = Tensor<Out>::empty(shape, dev);
+  // In a prepared run, the buffer of an input that dies here (kernels/donation.hpp).
+  detail::ImplPtr given;
+  if (donated_body() != nullptr) [[unlikely]]
+    given = take_donation(dtype_of<Out>, shape, dev, {in.impl().get()...});
+  Tensor<Out> out = given ? Tensor<Out>(std::move(given)) : Tensor<Out>::empty(shape, dev);
   constexpr std::size_t N = sizeof...(In) + 1;
   std::array<Strides, N> st{byte_strides(*out.impl()), broadcast_byte_strides(*in.impl(), shape)...};
   std::array<char*, N> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};

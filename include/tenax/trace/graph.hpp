@@ -34,6 +34,9 @@ struct GraphNode {
   // Common-subexpression key: the op's type and parameter bytes; empty when the parameters are not
   // comparable bytewise (such nodes are never merged).
   std::string cse_key;
+  // The op's forward is one elementwise map (Op::elementwise): a prepared run may let it write
+  // into the buffer of an input that dies at this node (kernels/donation.hpp).
+  bool elementwise = false;
 };
 
 class Graph {

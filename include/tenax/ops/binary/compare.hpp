@@ -11,6 +11,7 @@ namespace ops {
 
 template <class Fn>
 struct Compare {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   const char* name_;
   static constexpr const char* name = "compare";
   template <class T>

@@ -9,6 +9,7 @@ namespace tenax {
 namespace ops {
 
 struct Mul {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "mul";
   static constexpr bool saves_outputs = false;
   template <class T>

@@ -10,6 +10,7 @@ namespace ops {
 
 template <class T>
 struct MulScalar {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "mul";
   static constexpr bool saves_outputs = false;
   T s;

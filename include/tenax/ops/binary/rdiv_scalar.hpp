@@ -10,6 +10,7 @@ namespace ops {
 
 template <class T>
 struct RDivScalar {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "rdiv";
   static constexpr bool saves_outputs = true;
   T s;

@@ -10,6 +10,7 @@ namespace ops {
 
 template <class T>
 struct RSubScalar {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "rsub";
   static constexpr bool saves_outputs = false;
   T s;

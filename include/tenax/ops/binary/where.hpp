@@ -9,6 +9,7 @@ namespace tenax {
 namespace ops {
 
 struct Where {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "where";
   static constexpr bool saves_outputs = false;
   template <class T>

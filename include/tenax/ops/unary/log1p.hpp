@@ -9,6 +9,7 @@ namespace tenax {
 namespace ops {
 
 struct Log1p {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "log1p";
   static constexpr bool saves_outputs = false;
   template <class T>

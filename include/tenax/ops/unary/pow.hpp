@@ -10,6 +10,7 @@ namespace ops {
 
 template <class T>
 struct PowScalar {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "pow";
   static constexpr bool saves_outputs = false;
   T p;
@@ -30,6 +31,7 @@ struct PowScalar {
 };
 
 struct Pow {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "pow";
   template <class T>
   Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& e) const {

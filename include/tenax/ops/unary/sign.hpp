@@ -9,6 +9,7 @@ namespace tenax {
 namespace ops {
 
 struct Sign {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "sign";
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {

@@ -9,6 +9,7 @@ namespace tenax {
 namespace ops {
 
 struct Square {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "square";
   static constexpr bool saves_outputs = false;
   template <class T>

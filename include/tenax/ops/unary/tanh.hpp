@@ -9,6 +9,7 @@ namespace tenax {
 namespace ops {
 
 struct Tanh {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "tanh";
   static constexpr bool saves_outputs = true;
   template <class T>
