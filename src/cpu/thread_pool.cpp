@@ -19,8 +19,10 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -35,8 +37,9 @@ namespace {
 thread_local bool t_in_region = false;
 
 struct RegionFlag {
-  RegionFlag() { t_in_region = true; }
-  ~RegionFlag() { t_in_region = false; }
+  RegionFlag() : prev(t_in_region) { t_in_region = true; }
+  ~RegionFlag() { t_in_region = prev; }
+  bool prev;
 };
 
 // How long an idle worker polls for the next job before it sleeps (a pause is ~40-140 cycles: a
@@ -107,22 +110,22 @@ class Pool {
  public:
   Pool(int threads, const cpu_set_t& mask) : size_(threads) {
     workers_.reserve(static_cast<std::size_t>(threads - 1));
-    for (int w = 1; w < threads; ++w) {
-      workers_.emplace_back([this] { loop(); });
-      // The whole set: a provider thread created from a worker inherits the worker's mask.
-      pthread_setaffinity_np(workers_.back().native_handle(), sizeof(mask), &mask);
-      const std::string name = "tenax-w" + std::to_string(w);  // as seen in /proc/self/task/*/comm
-      pthread_setname_np(workers_.back().native_handle(), name.c_str());
+    try {
+      for (int w = 1; w < threads; ++w) {
+        workers_.emplace_back([this] { loop(); });
+        // The whole set: a provider thread created from a worker inherits the worker's mask.
+        pthread_setaffinity_np(workers_.back().native_handle(), sizeof(mask), &mask);
+        const std::string name = "tenax-w" + std::to_string(w);  // as seen in /proc/self/task/*/comm
+        pthread_setname_np(workers_.back().native_handle(), name.c_str());
+      }
+    } catch (const std::system_error& e) {  // the system refused a thread: stop the ones started
+      const std::size_t started = workers_.size();
+      stop_all();
+      TENAX_CHECK(false, "threads", "could not start ", threads - 1, " worker threads (", e.what(), "); ", started,
+                  " had started and were stopped");
     }
   }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : workers_) t.join();
-  }
+  ~Pool() { stop_all(); }
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
@@ -160,6 +163,16 @@ class Pool {
   }
 
  private:
+  void stop_all() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
   // Claims and runs pieces of the job described by v until none is left or a new job replaced it.
   void work(std::uint64_t v) {
     const std::uint64_t gen = gen_of(v);
@@ -278,8 +291,19 @@ int ensure_budget() {
   return b;
 }
 
+// In a child made by fork() the workers do not exist: joining them (at exit, or when the pool is
+// replaced) would wait forever. The child forgets the parent's pool without joining it (a small,
+// deliberate leak) and starts its own on its next parallel loop.
+void forget_pool_after_fork() {
+  State& s = state();
+  new (&s.mu) std::mutex();                            // a parent thread may have held it
+  (void)new std::shared_ptr<Pool>(std::move(s.pool));  // never destroyed: no join
+}
+
 std::shared_ptr<Pool> pool_for(int budget) {
   State& s = state();
+  static const int registered = pthread_atfork(nullptr, nullptr, forget_pool_after_fork);
+  (void)registered;
   std::lock_guard<std::mutex> g(s.mu);
   if (!s.pool || s.pool->size() != budget) {
     s.pool.reset();  // joins the old workers first

@@ -170,8 +170,8 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
     if (const std::int32_t v = in_place_[k]; v >= 0 && !anomaly) {
       // Only this program's environment may hold the body, and only the body its storage.
       detail::TensorImpl* t = env_[static_cast<std::size_t>(v)].get();
-      if (t != nullptr && t->refs_.load(std::memory_order_relaxed) == 1 &&
-          t->storage->refs_.load(std::memory_order_relaxed) == 1)
+      if (t != nullptr && t->refs_.load(std::memory_order_acquire) == 1 &&
+          t->storage->refs_.load(std::memory_order_acquire) == 1)
         give = t;
     }
     {

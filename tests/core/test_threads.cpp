@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -287,6 +288,60 @@ TEST(Threads, ConcurrentCallersShareThePool) {
     });
   for (auto& t : users) t.join();
   EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(Threads, NestedRegionFlagSurvivesInnerLoops) {
+  BudgetGuard g;
+  tx::set_num_threads(2);
+  std::atomic<int> still_inside{0};
+  tx::cpu::parallel_for(4, [&](std::int64_t) {
+    tx::cpu::parallel_for(3, [](std::int64_t) {});
+    still_inside += tx::cpu::in_parallel_region() ? 1 : 0;
+  });
+  EXPECT_EQ(still_inside.load(), 4);
+}
+
+// A child made by fork() after the pool ran has no workers: it must run parallel kernels and
+// exit without waiting for them (SIGALRM kills it if it hangs).
+TEST(Threads, ForkedChildRunsAndExits) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer does not support starting threads after a multi-threaded fork";
+#endif
+  BudgetGuard g;
+  tx::set_num_threads(2);
+  const T a = sample({1 << 17}, 14);
+  const auto ref = bits(tx::exp(a));
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(20);
+    const bool same = bits(tx::exp(a)) == ref;
+    tx::set_num_threads(3);  // replaces the (forgotten) pool
+    const bool same3 = bits(tx::exp(a)) == ref;
+    std::exit(same && same3 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << "child killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (WIFEXITED(status)) EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(bits(tx::exp(a)), ref);  // the parent's pool still works
+}
+
+TEST(Threads, InPlaceStepsOverThePoolAreThreadCountInvariant) {
+  // Large enough for the maps to be split across threads; the dying input is the first or the
+  // second operand, used twice, or next to a broadcast partner.
+  auto f = [](const T& x, const T& bias) {
+    const auto u = tx::exp(x * 0.25);
+    const auto v = bias - tx::sigmoid(u);  // donated: the second operand, partner broadcast
+    const auto w = v * v;                  // the same dying value twice
+    return tx::tanh(w + bias) - x;         // broadcast partner again
+  };
+  const T x = sample({256, 96}, 15), bias = sample({256, 1}, 16);
+  const auto p = tx::compile(f, x, bias);
+  EXPECT_NE(p.str().find("in place of"), std::string::npos) << p.str();
+  const auto eager = bits(f(x, bias));
+  expect_thread_count_invariant("in-place program", [&] { return Outputs{bits(p(x, bias))}; });
+  EXPECT_EQ(bits(p(x, bias)), eager);
 }
 
 namespace {

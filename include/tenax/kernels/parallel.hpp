@@ -24,6 +24,9 @@ inline constexpr std::int64_t kParallelGrain = std::int64_t{1} << 13;
 // thread) and the batch's flop estimate is at least kParallelMinBatchWork.
 inline constexpr std::int64_t kParallelMaxMatrixElements = 96 * 96;
 inline constexpr std::int64_t kParallelMinBatchWork = std::int64_t{1} << 15;
+// OpenBLAS runs a gemm on the calling thread up to m n k = 64^3 (SMP_THRESHOLD_MIN x
+// GEMM_MULTITHREAD_THRESHOLD); batched products larger than that are left to the provider.
+inline constexpr std::int64_t kProviderSerialGemmWork = std::int64_t{64} * 64 * 64;
 
 // The number of workers a parallel loop may use now (1 inside a parallel region, since nested
 // loops run serially on their worker).

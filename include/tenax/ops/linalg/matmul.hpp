@@ -60,9 +60,10 @@ struct Matmul {
       cpu::gemm<T>(oa.trans, ob.trans, m, n, k, T(1), a.data() + offa[static_cast<std::size_t>(i)], oa.ld,
                    b.data() + offb[static_cast<std::size_t>(i)], ob.ld, T(0), out.mutable_data() + i * m * n, m);
     };
-    // Many small products: one per worker at a time (the provider would run each on one thread).
+    // Many small products: one per worker at a time. OpenBLAS threads a gemm from m n k > 64^3
+    // on; below that it runs on the calling thread, so workers do not oversubscribe the machine.
     if (nb >= 2 && std::max({m * k, k * n, m * n}) <= cpu::kParallelMaxMatrixElements &&
-        nb * m * n * k >= cpu::kParallelMinBatchWork)
+        m * n * k <= cpu::kProviderSerialGemmWork && nb * m * n * k >= cpu::kParallelMinBatchWork)
       cpu::parallel_for(nb, one);
     else
       for (std::int64_t i = 0; i < nb; ++i) one(i);
