@@ -293,11 +293,15 @@ int ensure_budget() {
 
 // In a child made by fork() the workers do not exist: joining them (at exit, or when the pool is
 // replaced) would wait forever. The child forgets the parent's pool without joining it (a small,
-// deliberate leak) and starts its own on its next parallel loop.
+// deliberate leak, kept reachable from a global so that leak checkers do not report it) and
+// starts its own on its next parallel loop.
+std::vector<std::shared_ptr<Pool>>* forgotten_pools = nullptr;
+
 void forget_pool_after_fork() {
   State& s = state();
-  new (&s.mu) std::mutex();                            // a parent thread may have held it
-  (void)new std::shared_ptr<Pool>(std::move(s.pool));  // never destroyed: no join
+  new (&s.mu) std::mutex();  // a parent thread may have held it
+  if (forgotten_pools == nullptr) forgotten_pools = new std::vector<std::shared_ptr<Pool>>();
+  forgotten_pools->push_back(std::move(s.pool));  // never destroyed: no join
 }
 
 std::shared_ptr<Pool> pool_for(int budget) {
