@@ -44,6 +44,7 @@ namespace {
 
 using large_ad::Buf;
 using large_ad::CallCounter;
+using large_ad::canonical_gauge;
 using large_ad::expect_ok;
 using large_ad::Floor;
 using large_ad::IntBuf;
@@ -152,14 +153,7 @@ class EighJvpFloor final : public JvpFloor {
     const int n = n_;
     load(V_, A_, nn_);
     expect_ok(cpu::syevd<double>(true, Uplo::Lower, n, V_, n, w_), "syevd");
-    for (int j = 0; j < n; ++j) {
-      double* c = V_ + static_cast<std::size_t>(j) * n;
-      int k = 0;
-      for (int i = 1; i < n; ++i)
-        if (std::abs(c[i]) > std::abs(c[k])) k = i;
-      if (c[k] < 0)
-        for (int i = 0; i < n; ++i) c[i] = -c[i];
-    }
+    canonical_gauge(V_, n);
     loss_ = sum_of(w_, n) + sum_of(V_, nn_);
     cpu::gemm<double>(Trans::N, Trans::N, n, n, n, 1, dA_, n, V_, n, 0, T1_, n);
     cpu::gemm<double>(Trans::T, Trans::N, n, n, n, 1, V_, n, T1_, n, 0, P_, n);

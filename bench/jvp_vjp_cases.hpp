@@ -65,17 +65,7 @@ inline std::string row_name(Case c, Mode m, int n, const char* mode) {
 // The sizes: TENAX_JVP_VJP_SIZES (comma-separated list) if set; else 2, 4, 8, 256, 512 and 1024
 // when TENAX_BENCH_PROFILE=full (scripts/bench.sh --full sets it), else the quick profile 2..512.
 inline std::vector<int> sizes() {
-  std::vector<int> out;
-  if (const char* list = std::getenv("TENAX_JVP_VJP_SIZES"); list && *list) {
-    std::stringstream ss(list);
-    std::string tok;
-    while (std::getline(ss, tok, ','))
-      if (int v = std::atoi(tok.c_str()); v > 0) out.push_back(v);
-    if (!out.empty()) return out;
-  }
-  const char* prof = std::getenv("TENAX_BENCH_PROFILE");
-  if (prof && std::string(prof) == "full") return {2, 4, 8, 256, 512, 1024};
-  return {2, 4, 8, 256, 512};
+  return large_ad::sizes_from_env("TENAX_JVP_VJP_SIZES", {2, 4, 8, 256, 512}, {2, 4, 8, 256, 512, 1024});
 }
 
 inline std::string profile_description() {

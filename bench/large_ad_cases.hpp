@@ -74,9 +74,11 @@ inline std::string row_name(Case c, int n, const char* mode) {
 
 // The sizes: TENAX_LARGE_AD_SIZES (comma-separated list) if set; else 64..1024 when
 // TENAX_BENCH_PROFILE=full (scripts/bench.sh --full sets it), else the quick profile 64..512.
-inline std::vector<int> sizes() {
+// The sizes of a suite: the comma-separated list in the environment variable `var` if set; else
+// `full` when TENAX_BENCH_PROFILE=full (scripts/bench.sh --full sets it), else `quick`.
+inline std::vector<int> sizes_from_env(const char* var, std::vector<int> quick, std::vector<int> full) {
   std::vector<int> out;
-  if (const char* list = std::getenv("TENAX_LARGE_AD_SIZES"); list && *list) {
+  if (const char* list = std::getenv(var); list && *list) {
     std::stringstream ss(list);
     std::string tok;
     while (std::getline(ss, tok, ','))
@@ -84,8 +86,12 @@ inline std::vector<int> sizes() {
     if (!out.empty()) return out;
   }
   const char* prof = std::getenv("TENAX_BENCH_PROFILE");
-  if (prof && std::string(prof) == "full") return {64, 128, 256, 512, 1024};
-  return {64, 128, 256, 512};
+  if (prof && std::string(prof) == "full") return full;
+  return quick;
+}
+
+inline std::vector<int> sizes() {
+  return sizes_from_env("TENAX_LARGE_AD_SIZES", {64, 128, 256, 512}, {64, 128, 256, 512, 1024});
 }
 
 inline std::string profile_description() {

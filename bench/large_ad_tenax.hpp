@@ -146,6 +146,19 @@ class IntBuf {
   std::int32_t* p_;
 };
 
+// Eigenvector columns in the canonical gauge: each column's first entry of largest magnitude made
+// positive (what tenax's eigh does).
+inline void canonical_gauge(double* V, int n) {
+  for (int j = 0; j < n; ++j) {
+    double* c = V + static_cast<std::size_t>(j) * n;
+    int k = 0;
+    for (int i = 1; i < n; ++i)
+      if (std::abs(c[i]) > std::abs(c[k])) k = i;
+    if (c[k] < 0)
+      for (int i = 0; i < n; ++i) c[i] = -c[i];
+  }
+}
+
 inline double sum_of(const double* p, std::size_t count) {
   double s = 0;
   for (std::size_t i = 0; i < count; ++i) s += p[i];
@@ -277,14 +290,7 @@ class EighFloor final : public Floor {
     const int n = n_;
     load(V_, A_, nn_);
     expect_ok(cpu::syevd<double>(true, Uplo::Lower, n, V_, n, w_), "syevd");
-    for (int j = 0; j < n; ++j) {
-      double* c = V_ + static_cast<std::size_t>(j) * n;
-      int k = 0;
-      for (int i = 1; i < n; ++i)
-        if (std::abs(c[i]) > std::abs(c[k])) k = i;
-      if (c[k] < 0)
-        for (int i = 0; i < n; ++i) c[i] = -c[i];
-    }
+    canonical_gauge(V_, n);
     loss_ = sum_of(w_, n) + sum_of(V_, nn_);
     cpu::gemm<double>(Trans::T, Trans::N, n, n, n, 1, V_, n, G_, n, 0, K_, n);
     for (int j = 0; j < n; ++j)
