@@ -52,6 +52,18 @@ quiet() {
   fi
 }
 
+# The CUDA backend is built by the first provider's stage whenever the toolkit is installed (sm_80
+# and sm_90; its GPU tests then run only where a GPU is visible); the other stages build without it.
+cuda_args=(-DTENAX_WITH_CUDA=OFF)
+nvcc_path=$(command -v nvcc 2>/dev/null || true)
+[[ -z $nvcc_path && -x /usr/local/cuda/bin/nvcc ]] && nvcc_path=/usr/local/cuda/bin/nvcc
+if [[ -n $nvcc_path ]]; then
+  say "CUDA toolkit: $nvcc_path (the first stage builds the CUDA backend)"
+  cuda_args=(-DTENAX_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_path" -DCMAKE_CUDA_ARCHITECTURES="80;90")
+else
+  say "no CUDA toolkit (nvcc): the CUDA backend is not built"
+fi
+
 status=0
 # Runs the CTest suite of build directory $2 (stage name $1, extra ctest arguments after): passing
 # tests are not listed; failures come with their output, then CTest's summary. Sets status=1 on
@@ -77,9 +89,9 @@ for i in "${!providers[@]}"; do
   # exercise the provider (TENAX_TESTS_PROVIDER_ONLY: linalg, provider, matmul, examples); the
   # provider-independent tests, the header check and the consumer test would only repeat themselves.
   if ((i == 0)); then
-    extra+=(-DTENAX_TESTS_PROVIDER_ONLY=OFF -DTENAX_CHECK_HEADERS=ON -DTENAX_TEST_CONSUMER=ON)
+    extra+=(-DTENAX_TESTS_PROVIDER_ONLY=OFF -DTENAX_CHECK_HEADERS=ON -DTENAX_TEST_CONSUMER=ON "${cuda_args[@]}")
   else
-    extra+=(-DTENAX_TESTS_PROVIDER_ONLY=ON -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF)
+    extra+=(-DTENAX_TESTS_PROVIDER_ONLY=ON -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF -DTENAX_WITH_CUDA=OFF)
   fi
   start=$SECONDS
   say "[$provider] configure + build ($dir, -j$jobs)"
@@ -103,7 +115,7 @@ if [[ ${TENAX_SKIP_SANITIZE:-0} != 1 ]]; then
   say "[sanitize] configure + build ($dir, ASan + UBSan, ${#sanitize_targets[@]} test programs)"
   quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
     -DTENAX_SANITIZE=ON -DTENAX_PROVIDER="${providers[0]}" -DTENAX_BUILD_TESTS=ON -DTENAX_BUILD_EXAMPLES=OFF \
-    -DTENAX_BUILD_BENCH=OFF -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF
+    -DTENAX_BUILD_BENCH=OFF -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF -DTENAX_WITH_CUDA=OFF
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target "${sanitize_targets[@]}"
   say "[sanitize] built in $((SECONDS - start)) s; running ctest"
   # Programs outside the reduced set are not built (CTest lists them as *_NOT_BUILT).
@@ -119,7 +131,8 @@ if [[ ${TENAX_SKIP_TSAN:-0} != 1 ]]; then
   say "[tsan] configure + build ($dir, ThreadSanitizer, test_threads)"
   quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DTENAX_SANITIZE_THREAD=ON -DTENAX_PROVIDER="${providers[0]}" -DTENAX_BUILD_TESTS=ON \
-    -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF
+    -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF \
+    -DTENAX_WITH_CUDA=OFF
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target test_threads
   say "[tsan] built in $((SECONDS - start)) s; running ctest"
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" run_ctest tsan "$dir" -R '^(Threads|ThreadsEnv)\.|test_threads'
@@ -135,7 +148,7 @@ if [[ ${TENAX_SKIP_FUZZ:-0} != 1 ]]; then
   say "[fuzz] configure + build ($dir, clang, libFuzzer + ASan + UBSan)"
   quiet "$dir/configure.log" env CC=clang CXX=clang++ cmake -S "$root" -B "$dir" "${generator[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENAX_BUILD_FUZZ=ON -DTENAX_PROVIDER="${providers[0]}" \
-    -DTENAX_BUILD_TESTS=OFF -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF
+    -DTENAX_BUILD_TESTS=OFF -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF -DTENAX_WITH_CUDA=OFF
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target fuzz_linalg
   seconds=${TENAX_FUZZ_SECONDS:-60}
   say "[fuzz] built in $((SECONDS - start)) s; fuzz_linalg for $seconds s"

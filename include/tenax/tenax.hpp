@@ -1,5 +1,6 @@
 #pragma once
 // The tenax umbrella header: tensors, ops, and automatic differentiation.
+#include "tenax/backend/cuda.hpp"
 #include "tenax/core/allocator.hpp"
 #include "tenax/core/config.hpp"
 #include "tenax/core/device.hpp"

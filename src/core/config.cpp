@@ -4,6 +4,9 @@
 #include <sstream>
 
 #include "tenax/backend/cpu_provider.hpp"
+#if defined(TENAX_HAS_CUDA)
+#include "tenax/backend/cuda.hpp"
+#endif
 
 #ifndef TENAX_VERSION
 #define TENAX_VERSION "0.0.0"
@@ -18,13 +21,15 @@ Config config() {
   c.threads = thread_info();
 #if defined(TENAX_HAS_CUDA)
   c.cuda = true;
+  c.cuda_devices = tenax::cuda::device_count();
 #endif
   return c;
 }
 
 std::string Config::str() const {
   std::ostringstream o;
-  o << "tenax " << version << "\n  provider: " << provider << "\n  cuda: " << (cuda ? "built" : "not built")
+  o << "tenax " << version << "\n  provider: " << provider << "\n  cuda: "
+    << (cuda ? "built, " + std::to_string(cuda_devices) + " device(s) visible" : std::string("not built"))
     << "\n  threads: " << threads.threads << " (from " << threads.source << "), provider threads: ";
   if (threads.provider_threads < 0)
     o << "n/a";

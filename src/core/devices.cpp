@@ -3,6 +3,7 @@
 #include <array>
 #include <cstring>
 
+#include "tenax/backend/cuda.hpp"
 #include "tenax/backend/device_copy.hpp"
 #include "tenax/core/allocator.hpp"
 #include "tenax/core/error.hpp"
@@ -15,7 +16,14 @@ struct Registry {
   std::array<Allocator& (*)(int), 2> alloc{};
 };
 Registry& registry() {
-  static Registry r;
+  static Registry r = [] {
+    Registry x;
+#if defined(TENAX_HAS_CUDA)
+    x.copy[static_cast<int>(Device::Kind::CUDA)] = &cuda::copy_bytes;
+    x.alloc[static_cast<int>(Device::Kind::CUDA)] = &cuda::allocator;
+#endif
+    return x;
+  }();
   return r;
 }
 
@@ -44,3 +52,11 @@ void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, std:
 }
 
 }  // namespace tenax::detail
+
+#if !defined(TENAX_HAS_CUDA)
+// Without the backend no CUDA device is ever visible.
+namespace tenax::cuda {
+int device_count() { return 0; }
+void synchronize(int) {}
+}  // namespace tenax::cuda
+#endif

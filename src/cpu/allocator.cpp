@@ -10,6 +10,7 @@
 #include <new>
 #include <vector>
 
+#include "../core/size_classes.hpp"
 #include "tenax/core/allocator.hpp"
 #include "tenax/core/error.hpp"
 
@@ -17,16 +18,12 @@ namespace tenax {
 namespace detail {
 namespace {
 
-constexpr int kMinShift = 6;   // 64 bytes
-constexpr int kMaxShift = 40;  // 1 TiB
-constexpr int kClasses = kMaxShift - kMinShift + 1;
+using Classes = SizeClasses<6, 40>;  // 64 bytes to 1 TiB
+constexpr int kClasses = Classes::kCount;
 constexpr std::size_t kLocalBytes = std::size_t{1} << 20;  // per class per thread, at least 64 blocks
 
-int size_class(std::size_t bytes) {
-  // smallest c with 2^(c + kMinShift) >= bytes
-  return bytes <= (std::size_t{1} << kMinShift) ? 0 : static_cast<int>(std::bit_width(bytes - 1)) - kMinShift;
-}
-constexpr std::size_t class_bytes(int c) { return std::size_t{1} << (c + kMinShift); }
+int size_class(std::size_t bytes) { return Classes::of(bytes); }
+constexpr std::size_t class_bytes(int c) { return Classes::bytes(c); }
 constexpr std::size_t local_cap(int c) { return std::max<std::size_t>(64, kLocalBytes / class_bytes(c)); }
 
 struct FreeBlock {

@@ -11,6 +11,10 @@
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/donation.hpp"
 #include "tenax/kernels/parallel_loop.hpp"
+#include "tenax/ops/functors.hpp"
+#if defined(TENAX_HAS_CUDA)
+#include "tenax/backend/cuda.hpp"
+#endif
 
 namespace tenax::detail {
 
@@ -50,12 +54,52 @@ Shape broadcast_all(std::string_view op, const Tensor<In>&... in) {
   return s;
 }
 
+#if defined(TENAX_HAS_CUDA)
+// The merged loop nest of a device launch (the same merging as the CPU loops).
+template <std::size_t N>
+cuda::Loop<N> device_loop(const Shape& shape, const std::array<Strides, N>& st, const std::array<char*, N>& p) {
+  const cpu::LoopNest<N> nest = cpu::merge_loops<N>(shape, st);
+  cuda::Loop<N> l;
+  l.numel = nest.empty ? 0 : nest.numel();
+  l.rank = nest.shape.size();
+  for (int d = 0; d < l.rank; ++d)
+    for (std::size_t k = 0; k < N; ++k) l.strides[k][d] = nest.strides[k][d];
+  for (int d = 0; d < l.rank; ++d) l.shape[d] = nest.shape[d];
+  for (std::size_t k = 0; k < N; ++k) l.ptr[k] = p[k];
+  return l;
+}
+#endif
+
+// Throws unless some backend has kernels for `dev`.
+inline void check_kernel_device(std::string_view op, Device dev) {
+#if defined(TENAX_HAS_CUDA)
+  if (dev.is_cuda()) return;
+#endif
+  TENAX_CHECK(dev.is_cpu(), op, "no kernel for device ", dev.str());
+}
+
+// Runs out = f(in...) over a loop nest on the device `dev` when it is not the CPU: the CUDA
+// backend's instantiation of the same functor. Returns false for the CPU.
+template <class Out, class F, class... In, std::size_t N>
+bool map_on_device(std::string_view op, Device dev, F f, const Shape& shape, const std::array<Strides, N>& st,
+                   const std::array<char*, N>& p) {
+  if (dev.is_cpu()) return false;
+#if defined(TENAX_HAS_CUDA)
+  if (dev.is_cuda()) {
+    cuda::Loop<N> l = device_loop<N>(shape, st, p);
+    if (l.numel > 0) cuda::map<Out, F, In...>(dev.index, f, l);
+    return true;
+  }
+#endif
+  fail(op, "no kernel for device ", dev.str());
+}
+
 // Elementwise map into a fresh tensor of the broadcast shape.
 template <class Out, class F, class... In>
 Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
   const Device dev = common_device(op, in...);
   const Shape shape = broadcast_all(op, in...);
-  TENAX_CHECK(dev.is_cpu(), op, "no kernel for device ", dev.str());
+  check_kernel_device(op, dev);
   // In a prepared run, the buffer of an input that dies here (kernels/donation.hpp).
   detail::ImplPtr given;
   if (donated_body() != nullptr) [[unlikely]]
@@ -64,6 +108,7 @@ Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
   constexpr std::size_t N = sizeof...(In) + 1;
   std::array<Strides, N> st{byte_strides(*out.impl()), broadcast_byte_strides(*in.impl(), shape)...};
   std::array<char*, N> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
+  if (map_on_device<Out, F, In...>(op, dev, f, shape, st, p)) return out;
   cpu::parallel_strided_loop<N>(
       shape, st, p, [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
         bool unit = s[0] == sizeof(Out);
@@ -91,22 +136,18 @@ Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
 template <class D, class S>
 void copy_into(const Tensor<D>& dst, const Tensor<S>& src) {
   TENAX_CHECK(dst.shape() == src.shape(), "copy", "shape ", src.shape(), " into ", dst.shape());
-  TENAX_CHECK(dst.device().is_cpu() && src.device().is_cpu(), "copy", "no kernel for device ", dst.device().str());
+  TENAX_CHECK(dst.device() == src.device(), "copy", "from ", src.device().str(), " into ", dst.device().str(),
+              " (use to_device)");
+  check_kernel_device("copy", dst.device());
   std::array<Strides, 2> st{byte_strides(*dst.impl()), byte_strides(*src.impl())};
   std::array<char*, 2> p{static_cast<char*>(dst.impl()->data()), static_cast<char*>(src.impl()->data())};
-  cpu::parallel_strided_loop<2>(dst.shape(), st, p,
-                                [](std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) {
-                                  for (std::int64_t i = 0; i < n; ++i) {
-                                    const S v = *reinterpret_cast<const S*>(q[1] + i * s[1]);
-                                    D& o = *reinterpret_cast<D*>(q[0] + i * s[0]);
-                                    if constexpr (is_complex_v<S> && !is_complex_v<D>)
-                                      o = static_cast<D>(v.real());
-                                    else if constexpr (is_complex_v<D> && !is_complex_v<S>)
-                                      o = D(static_cast<real_t<D>>(v), 0);
-                                    else
-                                      o = static_cast<D>(v);
-                                  }
-                                });
+  if (map_on_device<D, fn::Convert<D>, S>("copy", dst.device(), fn::Convert<D>{}, dst.shape(), st, p)) return;
+  cpu::parallel_strided_loop<2>(
+      dst.shape(), st, p, [](std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) {
+        const fn::Convert<D> convert;
+        for (std::int64_t i = 0; i < n; ++i)
+          *reinterpret_cast<D*>(q[0] + i * s[0]) = convert(*reinterpret_cast<const S*>(q[1] + i * s[1]));
+      });
 }
 
 }  // namespace tenax::detail

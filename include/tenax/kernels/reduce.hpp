@@ -60,10 +60,46 @@ struct ReduceInner {
 
 // out[j] = combine(out[j], x[i]) over the masked dimensions, starting from init; returns the
 // keepdim-shaped result. For blocked reductions combine(Out, Out) must fold two partials.
+#if defined(TENAX_HAS_CUDA)
+// The reduction on a CUDA device: each output folds its inputs from init (kernels in cuda/src/reduce.cu).
+template <class T, class Combine>
+Tensor<T> reduce_on_cuda(const Tensor<T>& x, const Shape& kshape, AxisMask mask, T init, Combine combine) {
+  Tensor<T> out = Tensor<T>::empty(kshape, x.device());
+  if (out.numel() == 0) return out;
+  cuda::ReduceLoop l;
+  const std::int64_t es = sizeof(T);
+  const Strides os = out.strides();
+  l.outputs = out.numel();
+  l.inner = 1;
+  for (int d = 0; d < x.dim(); ++d) {
+    const std::int64_t e = x.shape()[d];
+    if (e == 1) continue;
+    if (mask[d]) {
+      l.red_shape[l.red_rank] = e;
+      l.red_in[l.red_rank++] = x.strides()[d] * es;
+      l.inner *= e;
+    } else {
+      l.kept_shape[l.kept_rank] = e;
+      l.kept_out[l.kept_rank] = os[d] * es;
+      l.kept_in[l.kept_rank++] = x.strides()[d] * es;
+    }
+  }
+  if (x.numel() == 0) l.inner = 0;
+  l.out = static_cast<char*>(out.impl()->data());
+  l.in = static_cast<const char*>(x.impl()->data());
+  cuda::reduce<T, Combine>(x.device().index, combine, init, l);
+  return out;
+}
+#endif
+
 template <class Out, class In, class Combine>
 Tensor<Out> reduce(std::string_view op, const Tensor<In>& x, AxisMask mask, Out init, Combine combine) {
-  TENAX_CHECK(x.device().is_cpu(), op, "no kernel for device ", x.device().str());
   const Shape kshape = reduced_shape(x.shape(), mask, true);
+#if defined(TENAX_HAS_CUDA)
+  if constexpr (std::is_same_v<In, Out>)
+    if (x.device().is_cuda()) return reduce_on_cuda<Out>(x, kshape, mask, init, combine);
+#endif
+  TENAX_CHECK(x.device().is_cpu(), op, "no kernel for device ", x.device().str());
   Tensor<Out> out = Tensor<Out>::full(kshape, init);
   Strides os = byte_strides(*out.impl());
   for (int d = 0; d < x.dim(); ++d)

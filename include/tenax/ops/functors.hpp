@@ -1,6 +1,11 @@
 #pragma once
 // Elementwise functors shared by every backend: plain structs with a templated call operator, so
-// a device backend can instantiate the same definitions.
+// a device backend instantiates the very same definitions (the CUDA backend compiles them with
+// cuda::std::complex standing in for std::complex, see cuda/src/device_types.cuh).
+//
+// Math goes through fn::math, whose wrappers call the function unqualified after a using-declaration
+// of the std:: overloads: on the host that is exactly std::exp etc., and for a device complex type
+// argument-dependent lookup finds the device library's overloads instead.
 #include <cmath>
 #include <complex>
 
@@ -13,13 +18,47 @@
 #endif
 
 namespace tenax::fn {
+namespace math {
+
+#define TENAX_MATH_WRAP(F)         \
+  template <class T>               \
+  TENAX_HD inline auto F##_(T x) { \
+    using std::F;                  \
+    return F(x);                   \
+  }
+TENAX_MATH_WRAP(exp)
+TENAX_MATH_WRAP(log)
+TENAX_MATH_WRAP(log1p)
+TENAX_MATH_WRAP(expm1)
+TENAX_MATH_WRAP(sqrt)
+TENAX_MATH_WRAP(sin)
+TENAX_MATH_WRAP(cos)
+TENAX_MATH_WRAP(tanh)
+TENAX_MATH_WRAP(abs)
+TENAX_MATH_WRAP(real)
+TENAX_MATH_WRAP(imag)
+#undef TENAX_MATH_WRAP
+
+template <class T>
+TENAX_HD inline T conj_(T x) {
+  if constexpr (is_complex_v<T>) {
+    using std::conj;
+    return conj(x);
+  } else {
+    return x;
+  }
+}
+template <class T, class E>
+TENAX_HD inline T pow_(T x, E e) {
+  using std::pow;
+  return pow(x, e);
+}
+
+}  // namespace math
 
 template <class T>
 TENAX_HD inline T conj_of(T x) {
-  if constexpr (is_complex_v<T>)
-    return std::conj(x);
-  else
-    return x;
+  return math::conj_(x);
 }
 
 struct Neg {
@@ -37,14 +76,14 @@ struct Conj {
 struct Abs {
   template <class T>
   TENAX_HD real_t<T> operator()(T x) const {
-    return std::abs(x);
+    return math::abs_(x);
   }
 };
 struct Sign {
   template <class T>
   TENAX_HD T operator()(T x) const {
     if constexpr (is_complex_v<T>) {
-      auto r = std::abs(x);
+      auto r = math::abs_(x);
       return r == 0 ? T(0) : x / r;
     } else {
       return static_cast<T>((x > 0) - (x < 0));
@@ -54,37 +93,37 @@ struct Sign {
 struct Exp {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::exp(x);
+    return math::exp_(x);
   }
 };
 struct Log {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::log(x);
+    return math::log_(x);
   }
 };
 struct Log1p {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::log1p(x);
+    return math::log1p_(x);
   }
 };
 struct Expm1 {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::expm1(x);
+    return math::expm1_(x);
   }
 };
 struct Sqrt {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::sqrt(x);
+    return math::sqrt_(x);
   }
 };
 struct Rsqrt {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return T(1) / std::sqrt(x);
+    return T(1) / math::sqrt_(x);
   }
 };
 struct Square {
@@ -96,25 +135,25 @@ struct Square {
 struct Sin {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::sin(x);
+    return math::sin_(x);
   }
 };
 struct Cos {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::cos(x);
+    return math::cos_(x);
   }
 };
 struct Tanh {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::tanh(x);
+    return math::tanh_(x);
   }
 };
 struct Sigmoid {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return T(1) / (T(1) + std::exp(-x));
+    return T(1) / (T(1) + math::exp_(-x));
   }
 };
 struct Relu {
@@ -126,13 +165,13 @@ struct Relu {
 struct Real {
   template <class T>
   TENAX_HD real_t<T> operator()(T x) const {
-    return std::real(x);
+    return math::real_(x);
   }
 };
 struct Imag {
   template <class T>
   TENAX_HD real_t<T> operator()(T x) const {
-    return std::imag(x);
+    return math::imag_(x);
   }
 };
 struct MakeComplex {
@@ -146,13 +185,13 @@ struct PowScalar {
   S p;
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return std::pow(x, p);
+    return math::pow_(x, p);
   }
 };
 struct Pow {
   template <class T>
   TENAX_HD T operator()(T x, T e) const {
-    return std::pow(x, e);
+    return math::pow_(x, e);
   }
 };
 
@@ -265,6 +304,35 @@ struct Ge {
   template <class T>
   TENAX_HD bool operator()(T a, T b) const {
     return a >= b;
+  }
+};
+
+// Reduction combines. Sum and product fold with Add and Mul; max/min keep a NaN once seen.
+struct FoldMax {
+  template <class T>
+  TENAX_HD T operator()(T acc, T x) const {
+    return Maximum{}(x, acc);
+  }
+};
+struct FoldMin {
+  template <class T>
+  TENAX_HD T operator()(T acc, T x) const {
+    return Minimum{}(x, acc);
+  }
+};
+
+// Element conversion for casts and copies: complex to real keeps the real part, real to complex
+// gets a zero imaginary part.
+template <class D>
+struct Convert {
+  template <class S>
+  TENAX_HD D operator()(S v) const {
+    if constexpr (is_complex_v<S> && !is_complex_v<D>)
+      return static_cast<D>(math::real_(v));
+    else if constexpr (is_complex_v<D> && !is_complex_v<S>)
+      return D(static_cast<real_t<D>>(v), real_t<D>(0));
+    else
+      return static_cast<D>(v);
   }
 };
 

@@ -10,6 +10,9 @@
 #include "tenax/kernels/parallel.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#if defined(TENAX_HAS_CUDA)
+#include "tenax/backend/cuda.hpp"
+#endif
 
 namespace tenax {
 namespace detail {
@@ -29,6 +32,40 @@ inline GemmOperand gemm_operand(std::int64_t rows, std::int64_t cols, std::int64
   return {cpu::Trans::N, 0, false};
 }
 
+// The common step of batch offsets (0 for one matrix or a broadcast operand), or -1 when the
+// offsets are not an arithmetic sequence.
+inline std::int64_t uniform_step(const std::vector<std::int64_t>& off) {
+  if (off.size() < 2) return 0;
+  const std::int64_t s = off[1] - off[0];
+  for (std::size_t i = 2; i < off.size(); ++i)
+    if (off[i] - off[i - 1] != s) return -1;
+  return s < 0 ? -1 : s;
+}
+
+#if defined(TENAX_HAS_CUDA)
+// The batch of products on a CUDA device: one strided-batched cuBLAS call when both operands'
+// batch offsets are uniform, else one call per product.
+template <class T>
+void gemm_on_cuda(const Tensor<T>& a, GemmOperand oa, const std::vector<std::int64_t>& offa, const Tensor<T>& b,
+                  GemmOperand ob, const std::vector<std::int64_t>& offb, Tensor<T>& out, std::int64_t m, std::int64_t n,
+                  std::int64_t k) {
+  const int dev = out.device().index;
+  const char ta = static_cast<char>(oa.trans), tb = static_cast<char>(ob.trans);
+  const std::int64_t sa = uniform_step(offa), sb = uniform_step(offb);
+  const std::int64_t nb = static_cast<std::int64_t>(offa.size());
+  if (sa >= 0 && sb >= 0) {
+    cuda::gemm<T>(dev, ta, tb, m, n, k, a.data() + offa[0], oa.ld, sa, b.data() + offb[0], ob.ld, sb,
+                  out.mutable_data(), m, m * n, nb);
+    return;
+  }
+  for (std::int64_t i = 0; i < nb; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    cuda::gemm<T>(dev, ta, tb, m, n, k, a.data() + offa[u], oa.ld, 0, b.data() + offb[u], ob.ld, 0,
+                  out.mutable_data() + i * m * n, m, 0, 1);
+  }
+}
+#endif
+
 }  // namespace detail
 
 namespace ops {
@@ -39,7 +76,7 @@ struct Matmul {
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& a_in, const Tensor<T>& b_in) const {
-    TENAX_CHECK(a_in.device().is_cpu(), name, "no kernel for device ", a_in.device().str());
+    detail::check_kernel_device(name, a_in.device());
     const std::int64_t m = a_in.shape()[0], k = a_in.shape()[1], n = b_in.shape()[1];
     const Shape batch =
         broadcast_shapes(detail::mat_batch_shape(a_in.shape()), detail::mat_batch_shape(b_in.shape()), name);
@@ -56,6 +93,12 @@ struct Matmul {
     // Batch offsets of a and b broadcast over the output batch shape.
     const auto offa = detail::batch_offsets(a, batch), offb = detail::batch_offsets(b, batch);
     const std::int64_t nb = static_cast<std::int64_t>(offa.size());
+#if defined(TENAX_HAS_CUDA)
+    if (out.device().is_cuda()) {
+      detail::gemm_on_cuda(a, oa, offa, b, ob, offb, out, m, n, k);
+      return out;
+    }
+#endif
     auto one = [&](std::int64_t i) {
       cpu::gemm<T>(oa.trans, ob.trans, m, n, k, T(1), a.data() + offa[static_cast<std::size_t>(i)], oa.ld,
                    b.data() + offb[static_cast<std::size_t>(i)], ob.ld, T(0), out.mutable_data() + i * m * n, m);

@@ -27,8 +27,8 @@ struct Extremum {
             }(),
         is_max ? "max" : "min", "reduction over an empty dimension of shape ", x.shape());
     const T init = is_max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-    Tensor<T> r = is_max ? detail::reduce<T>("max", x, mask, init, [](T a, T b) { return (b != b || b > a) ? b : a; })
-                         : detail::reduce<T>("min", x, mask, init, [](T a, T b) { return (b != b || b < a) ? b : a; });
+    Tensor<T> r = is_max ? detail::reduce<T>("max", x, mask, init, fn::FoldMax{})
+                         : detail::reduce<T>("min", x, mask, init, fn::FoldMin{});
     if (keepdim) return r;
     const Shape s = detail::reduced_shape(x.shape(), mask, false);
     return Tensor<T>(detail::make_view_impl(*r.impl(), s, col_major_strides(s), 0));

@@ -16,7 +16,7 @@ struct Prod {
   bool keepdim;
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {
-    Tensor<T> r = detail::reduce<T>(name, x, mask, T(1), [](T a, T b) { return a * b; });
+    Tensor<T> r = detail::reduce<T>(name, x, mask, T(1), fn::Mul{});
     if (keepdim) return r;
     const Shape s = detail::reduced_shape(x.shape(), mask, false);
     return Tensor<T>(detail::make_view_impl(*r.impl(), s, col_major_strides(s), 0));

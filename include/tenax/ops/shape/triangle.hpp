@@ -18,6 +18,12 @@ struct Triangle {
     detail::copy_into(out, x);
     const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n != 0 ? out.numel() / (m * n) : 0;
     T* p = out.mutable_data();
+#if defined(TENAX_HAS_CUDA)
+    if (out.device().is_cuda()) {
+      if (batch > 0) detail::cuda::zero_triangle<T>(out.device().index, lower, k, m, n, batch, p);
+      return out;
+    }
+#endif
     for (std::int64_t b = 0; b < batch; ++b, p += m * n)
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t i = 0; i < m; ++i)
@@ -40,7 +46,7 @@ struct Triangle {
 template <Scalar T>
 Tensor<T> tril(const Tensor<T>& x, std::int64_t k) {
   TENAX_CHECK(x.dim() >= 2, "tril", "needs rank >= 2, got shape ", x.shape());
-  TENAX_CHECK(x.device().is_cpu(), "tril", "no kernel for device ", x.device().str());
+  detail::check_kernel_device("tril", x.device());
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Triangle{true, k}, x);
   else
@@ -50,7 +56,7 @@ Tensor<T> tril(const Tensor<T>& x, std::int64_t k) {
 template <Scalar T>
 Tensor<T> triu(const Tensor<T>& x, std::int64_t k) {
   TENAX_CHECK(x.dim() >= 2, "triu", "needs rank >= 2, got shape ", x.shape());
-  TENAX_CHECK(x.device().is_cpu(), "triu", "no kernel for device ", x.device().str());
+  detail::check_kernel_device("triu", x.device());
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Triangle{false, k}, x);
   else

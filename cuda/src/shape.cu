@@ -1,0 +1,43 @@
+// Shape kernels that are not elementwise maps: tril/triu's zeroing of a triangle.
+#include <cuda_runtime.h>
+
+#include "device_types.cuh"
+#include "runtime.hpp"
+#include "tenax/backend/cuda.hpp"
+
+namespace tenax::detail::cuda {
+namespace {
+
+template <class T>
+__global__ void zero_triangle_kernel(bool lower, long long k, long long m, long long n, long long total, T* p) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long e = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const long long i = e % m, j = (e / m) % n;
+    if (lower ? (j - i > k) : (j - i < k)) p[e] = T(0);
+  }
+}
+
+}  // namespace
+
+template <class T>
+void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch, T* p) {
+  cudaStream_t s = stream_of(dev);
+  DeviceGuard g(dev);
+  const long long total = m * n * batch;
+  constexpr unsigned kThreads = 256;
+  zero_triangle_kernel<dev_t<T>>
+      <<<grid_for(total, kThreads), kThreads, 0, s>>>(lower, k, m, n, total, reinterpret_cast<dev_t<T>*>(p));
+  check_launch("tril/triu kernel");
+}
+
+#define TENAX_TRIANGLE(T) \
+  template void zero_triangle<T>(int, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*);
+TENAX_TRIANGLE(bool)
+TENAX_TRIANGLE(std::int32_t)
+TENAX_TRIANGLE(std::int64_t)
+TENAX_TRIANGLE(float)
+TENAX_TRIANGLE(double)
+TENAX_TRIANGLE(std::complex<float>)
+TENAX_TRIANGLE(std::complex<double>)
+
+}  // namespace tenax::detail::cuda

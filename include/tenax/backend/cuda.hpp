@@ -1,0 +1,74 @@
+#pragma once
+// The CUDA backend as the host code sees it: plain C++ declarations, no CUDA headers. The
+// definitions live in cuda/ (built when TENAX_HAS_CUDA is defined); the templates are explicitly
+// instantiated there for every functor and dtype the ops use.
+//
+// Every launch goes to one stream per device (cuda::stream_of), so work is ordered without
+// host synchronisation; the allocator frees into that same stream order. Reading a device buffer
+// on the host (copies to the CPU, item()) synchronises that stream.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "tenax/core/allocator.hpp"
+#include "tenax/core/device.hpp"
+#include "tenax/core/shape.hpp"
+
+namespace tenax::cuda {
+
+// Number of visible CUDA devices; 0 when none is visible or the driver is missing. Always 0 when
+// the backend is not built.
+int device_count();
+// Waits for all work queued on device `index`.
+void synchronize(int index = 0);
+
+}  // namespace tenax::cuda
+
+namespace tenax::detail::cuda {
+
+// A merged strided loop over N operands (operand 0 is the output): extents and byte strides per
+// dimension, dimension 0 fastest.
+template <std::size_t N>
+struct Loop {
+  int rank = 0;
+  std::int64_t numel = 0;
+  std::int64_t shape[kMaxRank] = {};
+  std::int64_t strides[N][kMaxRank] = {};
+  char* ptr[N] = {};
+};
+
+// out = f(in...) elementwise on device `dev` (explicitly instantiated in cuda/src/map_*.cu).
+template <class Out, class F, class... In>
+void map(int dev, F f, const Loop<sizeof...(In) + 1>& loop);
+
+// A reduction: for each of `outputs` outputs (kept dimensions, output and input byte strides),
+// fold the `inner` reduced elements (reduced dimensions, input byte strides) from init with combine.
+struct ReduceLoop {
+  int kept_rank = 0, red_rank = 0;
+  std::int64_t outputs = 0, inner = 0;
+  std::int64_t kept_shape[kMaxRank] = {}, kept_out[kMaxRank] = {}, kept_in[kMaxRank] = {};
+  std::int64_t red_shape[kMaxRank] = {}, red_in[kMaxRank] = {};
+  char* out = nullptr;
+  const char* in = nullptr;
+};
+template <class T, class Combine>
+void reduce(int dev, Combine combine, T init, const ReduceLoop& loop);
+
+// Zeroes, in each of `batch` contiguous m x n matrices at p, the entries outside the lower
+// (j - i <= k) or upper (j - i >= k) triangle.
+template <class T>
+void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch, T* p);
+
+// C = op(A) op(B) for `batch` matrices at fixed element strides (cuBLAS gemmStridedBatched);
+// trans: 'N' or 'T'. Column-major, like BLAS.
+template <class T>
+void gemm(int dev, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+          std::int64_t lda, std::int64_t stride_a, const T* b, std::int64_t ldb, std::int64_t stride_b, T* c,
+          std::int64_t ldc, std::int64_t stride_c, std::int64_t batch);
+
+// The device registry entries (src/core/devices.cpp): the pooled allocator of device `index` and
+// copies between a CUDA device and the host or another CUDA device.
+Allocator& allocator(int index);
+void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, std::size_t bytes);
+
+}  // namespace tenax::detail::cuda

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The GPU check, for a machine with an NVIDIA GPU (the `device` tool): builds tenax with the CUDA
+# backend for the GPU's architecture only, runs the tests labelled cuda against the CPU results,
+# then the CUDA tests again under compute-sanitizer memcheck. Prints a summary line per step and
+# leaves logs in $OUT (or build-gpu/logs).
+#
+#   scripts/gpu_check.sh             build + cuda tests + memcheck
+#   TENAX_GPU_ARCH=90 scripts/gpu_check.sh
+#
+# Environment: TENAX_BUILD_DIR (default <repo>/build-gpu), TENAX_JOBS (default nproc),
+# TENAX_SKIP_SETUP=1 (do not install packages), TENAX_SKIP_MEMCHECK=1.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dir=${TENAX_BUILD_DIR:-$root/build-gpu}
+logs=${OUT:-$dir/logs}
+jobs=${TENAX_JOBS:-$(nproc 2>/dev/null || echo 4)}
+mkdir -p "$dir" "$logs"
+say() { printf '== %s\n' "$*"; }
+
+nvidia-smi -L || { say "no GPU visible (nvidia-smi -L failed)"; exit 2; }
+arch=${TENAX_GPU_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '. ')}
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+[[ -x $nvcc ]] || { say "no nvcc"; exit 2; }
+[[ ${TENAX_SKIP_SETUP:-0} == 1 ]] || "$root/scripts/setup.sh" >"$logs/setup.log" 2>&1 || { tail -20 "$logs/setup.log"; exit 1; }
+
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+start=$SECONDS
+cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTENAX_WITH_CUDA=ON \
+  -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DTENAX_BUILD_TESTS=ON \
+  -DTENAX_BUILD_BENCH=OFF -DTENAX_BUILD_EXAMPLES=OFF >"$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; exit 1; }
+cmake --build "$dir" --parallel "$jobs" --target test_cuda test_cuda_absent >"$logs/build.log" 2>&1 ||
+  { grep -E 'error|FAILED' "$logs/build.log" | head -40; exit 1; }
+say "built for sm_$arch in $((SECONDS - start)) s"
+
+status=0
+"$dir/tests/test_cuda" --gtest_color=no >"$logs/test_cuda.log" 2>&1 || status=1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|ops without a CUDA kernel|Failure|error' "$logs/test_cuda.log" | head -60
+"$dir/tests/test_cuda_absent" --gtest_color=no >"$logs/test_cuda_absent.log" 2>&1 || status=1
+tail -3 "$logs/test_cuda_absent.log"
+if [[ ${TENAX_SKIP_MEMCHECK:-0} != 1 ]]; then
+  sanitizer=$(command -v compute-sanitizer || echo "$(dirname "$nvcc")/compute-sanitizer")
+  if [[ -x $sanitizer ]]; then
+    "$sanitizer" --tool memcheck --error-exitcode 3 "$dir/tests/test_cuda" --gtest_color=no >"$logs/memcheck.log" 2>&1 ||
+      status=1
+    grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED)' "$logs/memcheck.log" | head -10
+  else
+    say "compute-sanitizer not found; memcheck skipped"
+  fi
+fi
+say "gpu check: $([[ $status == 0 ]] && echo passed || echo FAILED) in $((SECONDS - start)) s (logs: $logs)"
+exit $status
