@@ -9,7 +9,7 @@
 #   scripts/bench.sh --full               full profile: 3 runs x 10 repetitions, longer minimum
 #                                         time per repetition, and the large sizes (large_ad, jvp_vjp:
 #                                         n = 1024)
-#   scripts/bench.sh --suite overhead     only the named suites (repeatable; default: all)
+#   scripts/bench.sh --suite overhead     only the named suites (repeatable; default: all, gpu_linalg_ad only where a GPU is visible)
 #   scripts/bench.sh --runs N --repetitions N --min-time SECONDS --filter REGEX
 #   scripts/bench.sh --with-python-refs   also the PyTorch and JAX reference rows from Python
 #                                         (bench/ref_python/refs.py), run after each suite's binary
@@ -37,7 +37,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 # The suites: bench/CMakeLists.txt builds bench_<suite> for each. Add new suites here.
-all_suites=(overhead large_ad mlp jvp_vjp threads)
+# gpu_linalg_ad (built with the CUDA backend) joins the default set where a GPU is visible; asked for
+# by name elsewhere, its rows say why they cannot run.
+all_suites=(overhead large_ad mlp jvp_vjp threads gpu_linalg_ad)
+default_suites=(overhead large_ad mlp jvp_vjp threads)
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  default_suites+=(gpu_linalg_ad)
+fi
 
 say() { printf '== %s\n' "$*"; }
 die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
@@ -66,7 +72,7 @@ while (($#)); do
   esac
   shift
 done
-((${#suites[@]})) || suites=("${all_suites[@]}")
+((${#suites[@]})) || suites=("${default_suites[@]}")
 for s in "${suites[@]}"; do
   [[ " ${all_suites[*]} " == *" $s "* ]] || die "unknown suite '$s' (known: ${all_suites[*]})"
 done
@@ -150,8 +156,15 @@ if [[ ! -f $build_dir/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1; the
 fi
 mkdir -p "$build_dir"
 cfg_log=$build_dir/configure.log
+cuda_args=()
+if [[ " ${suites[*]} " == *" gpu_linalg_ad "* ]]; then
+  nvcc_path=$(command -v nvcc 2>/dev/null || true)
+  [[ -z $nvcc_path && -x /usr/local/cuda/bin/nvcc ]] && nvcc_path=/usr/local/cuda/bin/nvcc
+  [[ -n $nvcc_path ]] || die "gpu_linalg_ad needs the CUDA toolkit (nvcc)"
+  cuda_args=(-DTENAX_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_path")
+fi
 cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTENAX_BUILD_BENCH=ON \
-  -DTENAX_BUILD_TESTS=OFF -DTENAX_BUILD_EXAMPLES=OFF >"$cfg_log" 2>&1 ||
+  -DTENAX_BUILD_TESTS=OFF -DTENAX_BUILD_EXAMPLES=OFF "${cuda_args[@]}" >"$cfg_log" 2>&1 ||
   { tail -n 40 "$cfg_log" >&2; die "configure failed (log: $cfg_log)"; }
 grep -E "tenax bench:|tenax: " "$cfg_log" | sed 's/^-- /   /' || true
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The GPU check, for a machine with an NVIDIA GPU (the `device` tool): builds tenax with the CUDA
 # backend for the GPU's architecture only, runs the tests labelled cuda against the CPU results,
-# then the CUDA tests again under compute-sanitizer memcheck. Prints a summary line per step and
-# leaves logs in $OUT (or build-gpu/logs).
+# then the CUDA tests again under compute-sanitizer memcheck, then the gpu_linalg_ad benchmark
+# (short samples). Prints a summary line per step and leaves logs (and the benchmark's JSON) in
+# $OUT (or build-gpu/logs).
 #
 #   scripts/gpu_check.sh             build + cuda tests + memcheck
 #   TENAX_GPU_ARCH=90 scripts/gpu_check.sh
 #
 # Environment: TENAX_BUILD_DIR (default <repo>/build-gpu), TENAX_JOBS (default nproc),
-# TENAX_SKIP_SETUP=1 (do not install packages), TENAX_SKIP_MEMCHECK=1.
+# TENAX_SKIP_SETUP=1 (do not install packages), TENAX_SKIP_MEMCHECK=1, TENAX_SKIP_BENCH=1.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,8 +30,11 @@ command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 start=$SECONDS
 cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTENAX_WITH_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DTENAX_BUILD_TESTS=ON \
-  -DTENAX_BUILD_BENCH=OFF -DTENAX_BUILD_EXAMPLES=OFF >"$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; exit 1; }
-cmake --build "$dir" --parallel "$jobs" --target test_cuda test_cuda_absent >"$logs/build.log" 2>&1 ||
+  -DTENAX_BUILD_BENCH=ON -DTENAX_BENCH_LIBTORCH=OFF -DTENAX_BUILD_EXAMPLES=OFF >"$logs/configure.log" 2>&1 ||
+  { tail -30 "$logs/configure.log"; exit 1; }
+targets=(test_cuda test_cuda_absent)
+[[ ${TENAX_SKIP_BENCH:-0} == 1 ]] || targets+=(bench_gpu_linalg_ad)
+cmake --build "$dir" --parallel "$jobs" --target "${targets[@]}" >"$logs/build.log" 2>&1 ||
   { grep -E 'error|FAILED' "$logs/build.log" | head -40; exit 1; }
 say "built for sm_$arch in $((SECONDS - start)) s"
 
@@ -48,6 +52,11 @@ if [[ ${TENAX_SKIP_MEMCHECK:-0} != 1 ]]; then
   else
     say "compute-sanitizer not found; memcheck skipped"
   fi
+fi
+if [[ ${TENAX_SKIP_BENCH:-0} != 1 ]]; then
+  "$dir/bench/bench_gpu_linalg_ad" --benchmark_min_time=0.05 --benchmark_repetitions=3 \
+    --benchmark_out="$logs/gpu_linalg_ad.json" --benchmark_out_format=json >"$logs/bench.log" 2>&1 || status=1
+  grep -E '_median|ERROR|error' "$logs/bench.log" | head -80
 fi
 say "gpu check: $([[ $status == 0 ]] && echo passed || echo FAILED) in $((SECONDS - start)) s (logs: $logs)"
 exit $status

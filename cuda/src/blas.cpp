@@ -46,7 +46,10 @@ struct Handles {
   }
 };
 
-cublasHandle_t handle(int dev) {
+}  // namespace
+
+// The calling thread's cuBLAS handle for device `dev` (also used by solver.cpp).
+cublasHandle_t blas_handle(int dev) {
   thread_local Handles hs;
   cublasHandle_t& h = hs.h[static_cast<std::size_t>(dev)];
   if (!h) {
@@ -60,6 +63,8 @@ cublasHandle_t handle(int dev) {
   }
   return h;
 }
+
+namespace {
 
 cublasOperation_t op_of(char t) { return t == 'N' ? CUBLAS_OP_N : (t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C); }
 
@@ -92,7 +97,7 @@ void gemm(int dev, char transa, char transb, std::int64_t m, std::int64_t n, std
   constexpr std::int64_t kIntMax = 2147483647;
   TENAX_CHECK(m <= kIntMax && n <= kIntMax && k <= kIntMax && lda <= kIntMax && ldb <= kIntMax && ldc <= kIntMax,
               "matmul", "dimension exceeds cuBLAS's 32-bit index (", m, " x ", k, " x ", n, ")");
-  cublasHandle_t h = handle(dev);
+  cublasHandle_t h = blas_handle(dev);
   DeviceGuard g(dev);
   const T one(1), zero(0);
   // cuBLAS takes at most 65535 batches per grid dimension on some versions: go in chunks.

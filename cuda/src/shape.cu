@@ -17,7 +17,30 @@ __global__ void zero_triangle_kernel(bool lower, long long k, long long m, long 
   }
 }
 
+template <class T>
+__global__ void permute_rows_kernel(long long m, long long n, long long total, const T* x, const long long* perm,
+                                    T* out) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long e = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const long long i = e % m, b = e / (m * n);
+    out[e] = x[e - i + perm[i + b * m]];
+  }
+}
+
 }  // namespace
+
+template <class T>
+void permute_rows(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, const T* x, const std::int64_t* perm,
+                  T* out) {
+  cudaStream_t s = stream_of(dev);
+  DeviceGuard g(dev);
+  const long long total = m * n * batch;
+  constexpr unsigned kThreads = 256;
+  permute_rows_kernel<dev_t<T>><<<grid_for(total, kThreads), kThreads, 0, s>>>(
+      m, n, total, reinterpret_cast<const dev_t<T>*>(x), reinterpret_cast<const long long*>(perm),
+      reinterpret_cast<dev_t<T>*>(out));
+  check_launch("permute_rows kernel");
+}
 
 template <class T>
 void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch, T* p) {
@@ -30,8 +53,9 @@ void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int
   check_launch("tril/triu kernel");
 }
 
-#define TENAX_TRIANGLE(T) \
-  template void zero_triangle<T>(int, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*);
+#define TENAX_TRIANGLE(T)                                                                                \
+  template void zero_triangle<T>(int, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*); \
+  template void permute_rows<T>(int, std::int64_t, std::int64_t, std::int64_t, const T*, const std::int64_t*, T*);
 TENAX_TRIANGLE(bool)
 TENAX_TRIANGLE(std::int32_t)
 TENAX_TRIANGLE(std::int64_t)

@@ -52,6 +52,7 @@
 #include "tenax/ops/unary/exp.hpp"
 #include "tenax/ops/unary/expm1.hpp"
 #include "tenax/ops/unary/imag.hpp"
+#include "tenax/ops/unary/isfinite.hpp"
 #include "tenax/ops/unary/log.hpp"
 #include "tenax/ops/unary/log1p.hpp"
 #include "tenax/ops/unary/neg.hpp"

@@ -66,6 +66,38 @@ void gemm(int dev, char transa, char transb, std::int64_t m, std::int64_t n, std
           std::int64_t lda, std::int64_t stride_a, const T* b, std::int64_t ldb, std::int64_t stride_b, T* c,
           std::int64_t ldc, std::int64_t stride_c, std::int64_t batch);
 
+// cuBLAS trsm: B = op(A)^-1 B (side 'L') or B op(A)^-1 ('R'); uplo 'L'/'U', trans 'N'/'T'/'C',
+// diag 'N'/'U'.
+template <class T>
+void trsm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
+          std::int64_t lda, T* b, std::int64_t ldb);
+
+// cuSOLVER, one matrix per call, queued on the device's stream; `info` is a device int32 written
+// by the solver (LAPACK's meaning), never read here. Workspaces come from the device pool.
+template <class T>
+void potrf(int dev, std::int64_t n, T* a, std::int64_t lda, std::int32_t* info);  // lower triangle
+template <class T>
+void getrf(int dev, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, std::int32_t* ipiv, std::int32_t* info);
+template <class T>
+void getrs(int dev, char trans, std::int64_t n, std::int64_t nrhs, const T* lu, std::int64_t lda,
+           const std::int32_t* ipiv, T* b, std::int64_t ldb, std::int32_t* info);
+template <class T>
+void geqrf(int dev, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* tau, std::int32_t* info);
+template <class T>
+void orgqr(int dev, std::int64_t m, std::int64_t n, std::int64_t k, T* a, std::int64_t lda, const T* tau,
+           std::int32_t* info);
+// Thin (econ) or full SVD by Jacobi (gesvdj), any m x n: s (min(m, n), descending), U (m x uc) and
+// V (n x vc; V itself, not V^H) when vectors.
+template <class T, class R>
+void gesvdj(int dev, bool vectors, bool econ, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, R* s, T* u,
+            std::int64_t ldu, T* v, std::int64_t ldv, std::int32_t* info);
+// out[i, j, b] = x[perm[i, b], j, b] for contiguous m x n x batch matrices (perm: m x batch, 0-based).
+template <class T>
+void permute_rows(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, const T* x, const std::int64_t* perm,
+                  T* out);
+template <class T, class R>
+void syevd(int dev, bool vectors, char uplo, std::int64_t n, T* a, std::int64_t lda, R* w, std::int32_t* info);
+
 // The device registry entries (src/core/devices.cpp): the pooled allocator of device `index` and
 // copies between a CUDA device and the host or another CUDA device.
 Allocator& allocator(int index);

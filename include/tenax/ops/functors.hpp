@@ -307,6 +307,19 @@ struct Ge {
   }
 };
 
+// Finite (neither inf nor NaN; complex: both parts): x - x is 0 exactly for finite x, NaN otherwise.
+struct IsFinite {
+  template <class T>
+  TENAX_HD bool operator()(T x) const {
+    if constexpr (is_complex_v<T>) {
+      return operator()(math::real_(x)) && operator()(math::imag_(x));
+    } else {
+      const T z = x - x;
+      return z == z;
+    }
+  }
+};
+
 // Reduction combines. Sum and product fold with Add and Mul; max/min keep a NaN once seen.
 struct FoldMax {
   template <class T>

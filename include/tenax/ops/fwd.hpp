@@ -83,6 +83,8 @@ Tensor<T> where(const Tensor<bool>& cond, const Tensor<T>& a, const Tensor<T>& b
 // Comparisons (no gradient)
 template <Scalar T>
 Tensor<bool> eq(const Tensor<T>& a, const Tensor<T>& b);
+template <Floating T>
+Tensor<bool> isfinite(const Tensor<T>& x);
 template <Scalar T>
 Tensor<bool> ne(const Tensor<T>& a, const Tensor<T>& b);
 template <Scalar T>

@@ -22,14 +22,14 @@ struct Where {
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x1())>::value_type;
-    auto zero = Tensor<T>::zeros({});
+    auto zero = Tensor<T>::zeros({}, c.x1().device());
     auto r = where(c.x0(), c.dx1().defined() ? c.dx1() : zero, c.dx2().defined() ? c.dx2() : zero);
     return broadcast_to(r, c.y0().shape());
   }
   template <class C>
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x1())>::value_type;
-    auto zero = Tensor<T>::zeros({});
+    auto zero = Tensor<T>::zeros({}, c.x1().device());
     Tensor<T> ga, gb;
     if (c.needs(1)) ga = sum_to(where(c.x0(), c.gy0(), zero), c.x1().shape());
     if (c.needs(2)) gb = sum_to(where(c.x0(), zero, c.gy0()), c.x2().shape());

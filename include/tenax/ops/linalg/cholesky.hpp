@@ -1,6 +1,7 @@
 #pragma once
 // cholesky: A = L L^H (lower) or A = U^H U (upper) for Hermitian positive definite A.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 
@@ -14,6 +15,7 @@ struct Cholesky {
 
   template <class T>
   std::tuple<Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+    if (!A.device().is_cpu()) return forward_generic(A);
     const std::int64_t n = A.shape()[0];
     Tensor<T> L = detail::work_copy(A);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
@@ -28,6 +30,17 @@ struct Cholesky {
         for (std::int64_t i = 0; i < n * n; ++i) l[i] = T(std::numeric_limits<real_t<T>>::quiet_NaN());
     });
     return {L, info};
+  }
+  // The same on any device: potrf per matrix, then tensor ops (detail::batched).
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
+    const Device dev = A.device();
+    Tensor<T> L = detail::work_copy(A);
+    Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(detail::mat_batch_shape(A.shape()), dev);
+    if (L.numel() == 0) return {L, info};
+    detail::batched::potrf_lower(L, info);
+    info = detail::with_nonfinite(info, tril(A));
+    return {detail::nan_where_failed(tril(L), info), info};
   }
 
   // A = L L^H, with dA Hermitian (the returned gA is Hermitian, PyTorch's convention):

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,8 +42,7 @@ void check_matrix(std::string_view op, const Tensor<T>& a) {
   TENAX_CHECK(a.defined(), op, "undefined input");
   TENAX_CHECK(a.dim() >= 2, op, "expected a matrix or a batch of matrices (rank >= 2), got shape ", a.shape(), " (",
               dtype_traits<T>::name, ", ", a.device().str(), ")");
-  TENAX_CHECK(a.device().is_cpu(), op, "no kernel for device ", a.device().str(), " (input of shape ", a.shape(), ", ",
-              dtype_traits<T>::name, ")");
+  check_kernel_device(op, a.device());
   TENAX_CHECK(a.shape()[0] <= INT_MAX && a.shape()[1] <= INT_MAX, op, "matrix dimensions of shape ", a.shape(),
               " exceed the provider's 32-bit index");
 }
@@ -116,7 +116,8 @@ inline std::string batch_index(const Shape& shape, std::int64_t b) {
 
 // Raises the first nonzero info as a LinAlgError, with `what(info)` describing it.
 template <class F>
-void raise_info(std::string_view op, const Tensor<std::int32_t>& info, const Shape& input_shape, F&& what) {
+void raise_info(std::string_view op, const Tensor<std::int32_t>& info_any, const Shape& input_shape, F&& what) {
+  const Tensor<std::int32_t> info = info_any.device().is_cpu() ? info_any : info_any.to(Device::cpu());
   const std::int32_t* p = info.data();
   for (std::int64_t b = 0, n = info.numel(); b < n; ++b) {
     if (p[b] != 0) {
@@ -142,6 +143,39 @@ bool higher_order(const X&... x) {
 // Batch-shaped int32 tensor for info codes (rank 0 for a single matrix).
 inline Tensor<std::int32_t> info_tensor(const Shape& input_shape) {
   return Tensor<std::int32_t>::zeros(mat_batch_shape(input_shape));
+}
+
+// ---- pieces of the device-neutral forwards (tensor ops only, so they run on any device) ----------
+
+// info with kNonFiniteInfo for each matrix of x (m x n x batch) holding an inf or NaN.
+template <class T>
+Tensor<std::int32_t> with_nonfinite(const Tensor<std::int32_t>& info, const Tensor<T>& x) {
+  const Device dev = x.device();
+  const double mm = static_cast<double>(x.shape()[0] * x.shape()[1]);
+  const Tensor<double> finite = sum(cast<double>(isfinite(x)), {0, 1}, false);
+  return where(lt(finite, Tensor<double>::scalar(mm, dev)), Tensor<std::int32_t>::scalar(kNonFiniteInfo, dev), info);
+}
+
+// x (leading dimensions, then the batch of info) with NaN in every batch element whose info != 0.
+template <class T>
+Tensor<T> nan_where_failed(const Tensor<T>& x, const Tensor<std::int32_t>& info) {
+  const Device dev = x.device();
+  Shape s;
+  for (int d = 0; d < x.dim() - info.dim(); ++d) s.push_back(1);
+  for (auto e : info.shape()) s.push_back(e);
+  const Tensor<bool> failed = reshape(ne(info, Tensor<std::int32_t>::scalar(0, dev)), s);
+  return where(failed, Tensor<T>::scalar(T(std::numeric_limits<real_t<T>>::quiet_NaN()), dev), x);
+}
+
+// The first batch element of x (m x n x batch) holding an inf or NaN, or -1 (reads one flag per
+// matrix back to the host).
+template <class T>
+std::int64_t first_nonfinite(const Tensor<T>& x) {
+  const Tensor<std::int32_t> info = with_nonfinite(Tensor<std::int32_t>::scalar(0, x.device()), x);
+  const std::vector<std::int32_t> v = broadcast_to(info, mat_batch_shape(x.shape())).to_vector();
+  for (std::size_t b = 0; b < v.size(); ++b)
+    if (v[b] != 0) return static_cast<std::int64_t>(b);
+  return -1;
 }
 
 // Identity matrices n x n broadcast over a batch shape.

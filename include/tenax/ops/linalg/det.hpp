@@ -21,7 +21,7 @@ namespace detail {
 // True when some matrix's determinant is exactly zero (read on the host).
 template <class T>
 bool any_singular(const Tensor<T>& d) {
-  const Tensor<T> c = d.contiguous();
+  const Tensor<T> c = d.to(Device::cpu()).contiguous();
   for (std::int64_t b = 0; b < c.numel(); ++b)
     if (c.data()[b] == T(0)) return true;
   return false;

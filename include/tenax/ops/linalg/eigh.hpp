@@ -1,6 +1,7 @@
 #pragma once
 // eigh / eigvalsh: eigenvalues (ascending) and eigenvectors of Hermitian matrices.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
 
@@ -25,6 +26,7 @@ struct Eigh {
 
   template <class T>
   std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(const Tensor<T>& A) const {
+    if (!A.device().is_cpu()) return forward_generic(A);
     using R = real_t<T>;
     const std::int64_t n = A.shape()[0];
     const Shape batch = detail::mat_batch_shape(A.shape());
@@ -48,6 +50,33 @@ struct Eigh {
       }
     });
     Tensor<T> E = canonical && vectors ? detail::canonicalize_columns(V, Tensor<T>()) : Tensor<T>();
+    return {w, vectors ? V : Tensor<T>(), info, E};
+  }
+  // The same on any device: syevd per matrix, then tensor ops (detail::batched). The canonical
+  // gauge is applied on the host (a copy there and back).
+  template <class T>
+  std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward_generic(const Tensor<T>& A) const {
+    using R = real_t<T>;
+    const Device dev = A.device();
+    const std::int64_t n = A.shape()[0];
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    Tensor<T> V = detail::work_copy(A);
+    Shape ws{n};
+    for (auto d : batch) ws.push_back(d);
+    Tensor<R> w = Tensor<R>::empty(ws, dev);
+    Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
+    if (V.numel() > 0) {
+      detail::batched::syevd(vectors, upper, V, w, info);
+      info = detail::with_nonfinite(info, upper ? triu(A) : tril(A));
+      w = detail::nan_where_failed(w, info);
+      if (vectors) V = detail::nan_where_failed(V, info);
+    }
+    Tensor<T> E;
+    if (canonical && vectors) {
+      Tensor<T> host = V.to(Device::cpu());  // V itself on the CPU
+      E = detail::canonicalize_columns(host, Tensor<T>()).to(dev);
+      V = host.to(dev);
+    }
     return {w, vectors ? V : Tensor<T>(), info, E};
   }
 
@@ -105,7 +134,7 @@ struct Eigh {
       Tensor<bool> masked;
       const auto F = cast<T>(detail::inverse_gaps(c.y0(), policy, &masked));
       if (policy.mode == linalg::Degeneracy::Mode::Mask && masked.defined())
-        detail::gauge_check(name, policy, where(masked, skew, Tensor<T>::zeros({})), K,
+        detail::gauge_check(name, policy, where(masked, skew, Tensor<T>::zeros({}, skew.device())), K,
                             "eigenvector basis inside a degenerate eigenspace");
       if constexpr (is_complex_v<T>)
         detail::gauge_check(name, policy, imag(diagonal(K)), real(K), "eigenvector phases");

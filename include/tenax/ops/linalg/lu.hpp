@@ -15,6 +15,7 @@ struct LuFactor {
 
   template <class T>
   std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+    if (!A.device().is_cpu()) return forward_generic(A);
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
     Tensor<T> LU = detail::work_copy(A);
     Shape ps{k};
@@ -29,6 +30,12 @@ struct LuFactor {
         inf = cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), piv.mutable_data() + b * k);
     });
     return {LU, piv, info};
+  }
+  // The same on any device: getrf per matrix, then tensor ops (detail::batched).
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
+    auto [LU, piv, info] = detail::batched::lu_of(A);
+    return {LU, piv, LU.numel() == 0 ? info : detail::with_nonfinite(info, A)};
   }
 
   // A = P L U, L unit lower (m x k), U upper (k x n), k = min(m, n); P is locally constant.
@@ -134,7 +141,8 @@ std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_factor_ex(c
 // factorizes (U then has a zero pivot, which lu_factor_ex reports).
 template <Floating T>
 std::pair<Tensor<T>, Tensor<std::int32_t>> lu_factor(const Tensor<T>& A) {
-  auto [LU, piv, info] = lu_factor_ex(A);
+  auto [LU, piv, info_any] = lu_factor_ex(A);
+  const Tensor<std::int32_t> info = info_any.to(Device::cpu());
   for (std::int64_t b = 0; b < info.numel(); ++b) {
     if (info.data()[b] == detail::kNonFiniteInfo) {
       std::ostringstream o;
@@ -153,13 +161,13 @@ std::tuple<Tensor<T>, Tensor<T>, Tensor<T>> lu(const Tensor<T>& A) {
   auto [LU, piv] = lu_factor(A);
   const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
   const Shape batch = detail::mat_batch_shape(A.shape());
-  Tensor<T> L = add(tril(slice(LU, 1, 0, k), -1), expand(Tensor<T>::eye(m, k), detail::with_batch(m, k, batch)));
+  const Device dev = A.device();
+  Tensor<T> L = add(tril(slice(LU, 1, 0, k), -1), expand(Tensor<T>::eye(m, k, dev), detail::with_batch(m, k, batch)));
   Tensor<T> U = triu(slice(LU, 0, 0, k));
-  // P[perm[i], i] = 1.
+  // P[perm[i], i] = 1: the transpose of the identity's rows gathered by perm.
   const auto perm = detail::pivots_to_permutation(piv, m);
-  Tensor<T> P = Tensor<T>::zeros(detail::with_batch(m, m, batch));
-  for (std::int64_t b = 0, nb = numel_of(batch); b < nb; ++b)
-    for (std::int64_t i = 0; i < m; ++i) P.mutable_data()[b * m * m + perm.data()[b * m + i] + i * m] = T(1);
+  Tensor<T> P =
+      contiguous(detail::permute_rows(expand(Tensor<T>::eye(m, m, dev), detail::with_batch(m, m, batch)), perm).mT());
   return {P, L, U};
 }
 

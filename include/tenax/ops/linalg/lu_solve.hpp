@@ -1,6 +1,7 @@
 #pragma once
 // lu_solve: solves op(A) X = B with the factors (LU, pivots) of lu_factor(A), op in {N, T, C}.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/permute_rows.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
@@ -22,10 +23,7 @@ struct LuSolve {
     detail::copy_into(X, expand(B, X.shape()));
     const Tensor<T> lu = contiguous(LU);
     const Tensor<std::int32_t> p = contiguous(piv);
-    detail::for_each_matrix(X, [&](T* x, std::int64_t b) {
-      cpu::getrs<T>(trans, n, k, lu.data() + b * n * n, std::max<std::int64_t>(1, n), p.data() + b * n, x,
-                    std::max<std::int64_t>(1, n));
-    });
+    detail::batched::getrs(trans, lu, p, X);
     return X;
   }
 

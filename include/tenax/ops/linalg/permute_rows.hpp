@@ -2,6 +2,7 @@
 // permute_rows: out[i, :] = x[perm[i], :] for each matrix of a batch (perm is m x batch, 0-based);
 // and the conversion from LAPACK pivots (sequential 1-based row interchanges) to such a permutation.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
 namespace tenax {
@@ -14,6 +15,7 @@ struct PivotsToPermutation {
   static constexpr const char* name = "pivots_to_permutation";
   std::int64_t m;
   Tensor<std::int64_t> forward(const Tensor<std::int32_t>& piv) const {
+    if (!piv.device().is_cpu()) return forward(piv.to(Device::cpu())).to(piv.device());  // n ints per matrix
     const Tensor<std::int32_t> p = contiguous(piv);
     const std::int64_t k = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
     Shape s{m};
@@ -31,6 +33,7 @@ struct PivotsToPermutation {
 struct InversePermutation {
   static constexpr const char* name = "inverse_permutation";
   Tensor<std::int64_t> forward(const Tensor<std::int64_t>& perm) const {
+    if (!perm.device().is_cpu()) return forward(perm.to(Device::cpu())).to(perm.device());
     const Tensor<std::int64_t> p = contiguous(perm);
     const std::int64_t m = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
     Tensor<std::int64_t> inv = Tensor<std::int64_t>::empty(p.shape());
@@ -59,6 +62,10 @@ struct PermuteRows {
   Tensor<T> forward(const Tensor<T>& x, const Tensor<std::int64_t>& perm) const {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
     if (out.numel() == 0) return out;
+    if (!x.device().is_cpu()) {
+      detail::batched::permute_rows(contiguous(x), contiguous(perm), out);
+      return out;
+    }
     const std::int64_t m = x.shape()[0], n = x.shape()[1], nb = detail::mat_batch_count(x.shape());
     const auto off = detail::batch_offsets(x, detail::mat_batch_shape(x.shape()));
     const std::int64_t s0 = x.strides()[0], s1 = x.strides()[1];

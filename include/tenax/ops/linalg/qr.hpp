@@ -2,6 +2,7 @@
 // qr: A = Q R by Householder reflections (geqrf + orgqr/ungqr); reduced, complete and R-only
 // modes, tall and wide matrices; optionally with R's diagonal made non-negative.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
@@ -23,6 +24,7 @@ struct Qr {
 
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>> forward(const Tensor<T>& A) const {
+    if (!A.device().is_cpu()) return forward_generic(A);
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
     const Shape batch = detail::mat_batch_shape(A.shape());
     const std::int64_t qc = complete ? m : k, rr = complete ? m : k;
@@ -60,6 +62,53 @@ struct Qr {
         }
       }
     });
+    return {Q, R};
+  }
+  // The same on any device: geqrf and orgqr per matrix, then tensor ops (detail::batched). A
+  // non-finite input is found before factorizing (one flag per matrix read back to the host).
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>> forward_generic(const Tensor<T>& A) const {
+    const Device dev = A.device();
+    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    const std::int64_t qc = complete ? m : k, rr = complete ? m : k;
+    if (A.numel() > 0) {
+      const std::int64_t bad = detail::first_nonfinite(A);
+      if (bad >= 0) {
+        std::ostringstream o;
+        o << "[qr] the input contains inf or NaN" << detail::batch_index(A.shape(), bad) << " (input shape "
+          << A.shape() << ")";
+        throw linalg::LinAlgError(o.str());
+      }
+    }
+    Tensor<T> work = detail::work_copy(A);
+    Shape ts{std::max<std::int64_t>(k, 1)};
+    for (auto d : batch) ts.push_back(d);
+    Tensor<T> tau = Tensor<T>::zeros(ts, dev);
+    Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
+    if (work.numel() > 0) detail::batched::geqrf(work, tau, info);
+    Tensor<T> R = contiguous(triu(slice(work, 0, 0, rr)));
+    Tensor<T> Q;
+    if (compute_q) {
+      // Q's first min(n, qc) columns hold the reflectors; the rest (complete mode, m > n) start at 0.
+      Q = qc <= n
+              ? contiguous(slice(work, 1, 0, qc))
+              : concat(std::vector<Tensor<T>>{work, Tensor<T>::zeros(detail::with_batch(m, qc - n, batch), dev)}, 1);
+      if (Q.numel() > 0) detail::batched::orgqr(Q, k, tau, info);
+    }
+    if (positive_diag && k > 0) {
+      // Rows i < k of R and columns i < k of Q change sign where Re R(i, i) < 0.
+      Tensor<T> s = where(lt(real(diagonal(slice(R, 0, 0, k))), Tensor<real_t<T>>::scalar(0, dev)),
+                          Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev));
+      auto pad = [&](std::int64_t len) {
+        if (len == k) return s;
+        Shape o{len - k};
+        for (auto d : batch) o.push_back(d);
+        return concat(std::vector<Tensor<T>>{s, Tensor<T>::ones(o, dev)}, 0);
+      };
+      R = mul(R, unsqueeze(pad(rr), 1));
+      if (compute_q) Q = mul(Q, detail::as_row(pad(qc)));
+    }
     return {Q, R};
   }
 
@@ -114,7 +163,8 @@ struct Qr {
     auto Wm = add(tril(sub(N, N.mH()), -1), detail::i_imdiag(N));
     auto R1 = slice(R, 1, 0, m);
     auto left = matmul(Q, linalg::solve_triangular(R1, Wm, true, false, false, cpu::Trans::C));
-    auto gA = concat<T>({left, Tensor<T>::zeros(detail::with_batch(m, n - m, detail::mat_batch_shape(R.shape())))}, 1);
+    auto gA = concat<T>(
+        {left, Tensor<T>::zeros(detail::with_batch(m, n - m, detail::mat_batch_shape(R.shape())), R.device())}, 1);
     if (gR.defined()) gA = add(gA, matmul(Q, gR));
     return gA;
   }

@@ -2,6 +2,7 @@
 // slogdet (sign and log|det|) and det of square matrices, from one LU factorization that the
 // derivative rules reuse.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"
 #include "tenax/ops/linalg/solve.hpp"
@@ -16,6 +17,7 @@ struct Slogdet {
 
   template <class T>
   std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
+    if (!A.device().is_cpu()) return forward_generic(A);
     using R = real_t<T>;
     const std::int64_t n = A.shape()[0];
     const Shape batch = detail::mat_batch_shape(A.shape());
@@ -51,6 +53,31 @@ struct Slogdet {
       logabs.mutable_data()[b] = l;
     });
     return {sign, logabs, LU, piv};
+  }
+  // The same on any device: getrf per matrix, then tensor ops (detail::batched). The same
+  // arithmetic in the same order as the fused loop: sign = (pivot parity) * prod(u_ii / |u_ii|),
+  // log|det| = sum(log |u_ii|); 0 and -inf at an exactly zero pivot; NaN for non-finite input.
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
+    using R = real_t<T>;
+    const Device dev = A.device();
+    const std::int64_t n = A.shape()[0];
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    auto [LU, piv, info] = detail::batched::lu_of(A);
+    if (n == 0) return {Tensor<T>::ones(batch, dev), Tensor<R>::zeros(batch, dev), LU, piv};
+    const Tensor<T> u = diagonal(LU);  // n x batch
+    const Tensor<R> a = abs(u);
+    std::vector<std::int32_t> one_based(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) one_based[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i + 1);
+    const Tensor<std::int32_t> ident = Tensor<std::int32_t>::from_row_major(Shape{n}, one_based, dev);
+    const Tensor<T> swaps =
+        prod(where(ne(piv, ident), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)), {0}, false);
+    const Tensor<bool> zero = eq(min(a, {0}, false), Tensor<R>::scalar(R(0), dev));
+    Tensor<T> sign = where(zero, Tensor<T>::scalar(T(0), dev), mul(swaps, prod(tenax::sign(u), {0}, false)));
+    Tensor<R> logabs = sum(log(a), {0}, false);
+    // NaN for non-finite input only (a zero pivot, info > 0, is the exact 0 / -inf above).
+    const Tensor<std::int32_t> bad = detail::with_nonfinite(Tensor<std::int32_t>::zeros(batch, dev), A);
+    return {detail::nan_where_failed(sign, bad), detail::nan_where_failed(logabs, bad), LU, piv};
   }
 
   // t = tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU):
@@ -112,7 +139,8 @@ template <class T>
 Tensor<std::int32_t> info_of(const Tensor<T>& sign, const Tensor<T>& LU) {
   const std::int64_t n = LU.shape()[0];
   Tensor<std::int32_t> info = tenax::detail::info_tensor(LU.shape());
-  const Tensor<T> s = sign.contiguous(), lu = LU.contiguous();
+  // Computed on the host (read back from a device: n diagonal entries and a sign per matrix).
+  const Tensor<T> s = sign.to(Device::cpu()).contiguous(), lu = LU.to(Device::cpu()).contiguous();
   for (std::int64_t b = 0; b < info.numel(); ++b) {
     const T sb = s.data()[b];
     std::int32_t& code = info.mutable_data()[b];
@@ -124,7 +152,7 @@ Tensor<std::int32_t> info_of(const Tensor<T>& sign, const Tensor<T>& LU) {
         if (m[i + i * n] == T(0)) code = static_cast<std::int32_t>(i + 1);
     }
   }
-  return info;
+  return info.to(sign.device());
 }
 
 }  // namespace detail_slogdet

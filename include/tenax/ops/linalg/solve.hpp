@@ -2,6 +2,7 @@
 // solve: X = A^-1 B (left) or X = B A^-1 (right) for square A, by one LU factorization whose
 // factors the derivative rules reuse.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"
 
@@ -17,6 +18,7 @@ struct Solve {
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(const Tensor<T>& A,
                                                                                        const Tensor<T>& B) const {
+    if (!A.device().is_cpu()) return forward_generic(A, B);
     const std::int64_t n = A.shape()[0], k = B.shape()[1];
     const Shape batch = detail::mat_batch_shape(A.shape());
     Tensor<T> LU = detail::work_copy(A);
@@ -43,6 +45,19 @@ struct Solve {
       }
     });
     return {X, LU, piv, info};
+  }
+  // The same on any device: getrf and getrs per matrix, then tensor ops (detail::batched).
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward_generic(
+      const Tensor<T>& A, const Tensor<T>& B) const {
+    const std::int64_t n = A.shape()[0], k = B.shape()[1];
+    auto [LU, piv, info] = detail::batched::lu_of(A);
+    Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, detail::mat_batch_shape(A.shape())), A.device());
+    detail::copy_into(X, expand(B, X.shape()));
+    if (LU.numel() == 0) return {X, LU, piv, info};
+    info = detail::with_nonfinite(info, A);
+    if (X.numel() > 0) detail::batched::getrs(cpu::Trans::N, LU, piv, X);
+    return {detail::nan_where_failed(X, info), LU, piv, info};
   }
 
   // X = A^-1 B with A = P L U saved from the forward:

@@ -2,6 +2,7 @@
 // solve_triangular: X = op(T)^-1 B (left) or X = B op(T)^-1 (right), T triangular (upper or
 // lower, optionally unit diagonal), op in {N, T, C}; batched with broadcast batch dimensions.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
 namespace tenax {
@@ -20,19 +21,15 @@ struct SolveTriangular {
   template <class T>
   Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& B) const {
     const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
-    const std::int64_t m = B.shape()[0], n = B.shape()[1], na = A.shape()[0];
+    const std::int64_t m = B.shape()[0], n = B.shape()[1];
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(m, n, batch), B.device());
     if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
     detail::copy_into(X, expand(B, X.shape()));
     const Tensor<T> a = detail::unit_row_stride(A);
     const auto aoff = detail::batch_offsets(a, batch);
     const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
-    detail::for_each_matrix(X, [&](T* x, std::int64_t b) {
-      cpu::trsm<T>(left ? cpu::Side::Left : cpu::Side::Right, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, trans,
-                   unit ? cpu::Diag::Unit : cpu::Diag::NonUnit, m, n, T(1), a.data() + aoff[b], lda, x,
-                   std::max<std::int64_t>(1, m));
-    });
-    (void)na;
+    detail::batched::trsm(left ? cpu::Side::Left : cpu::Side::Right, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, trans,
+                          unit ? cpu::Diag::Unit : cpu::Diag::NonUnit, a, aoff, lda, X);
     return X;
   }
 

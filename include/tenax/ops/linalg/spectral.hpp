@@ -66,11 +66,12 @@ Tensor<R> inverse_pairs(const Tensor<R>& D, const Tensor<R>& x, const linalg::De
                         Tensor<bool>* masked = nullptr) {
   const std::int64_t n = x.shape()[0];
   if (D.numel() == 0) {  // no pairs (n = 0 or an empty batch); max over an empty axis would throw
-    if (masked) *masked = Tensor<bool>::zeros(D.shape());
-    return Tensor<R>::zeros(D.shape());
+    if (masked) *masked = Tensor<bool>::zeros(D.shape(), D.device());
+    return Tensor<R>::zeros(D.shape(), D.device());
   }
-  const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n)), D.shape());
-  const Tensor<R> zero = Tensor<R>::zeros({}), one = Tensor<R>::ones({});
+  const Device dev = D.device();
+  const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n, n, dev)), D.shape());
+  const Tensor<R> zero = Tensor<R>::zeros({}, dev), one = Tensor<R>::ones({}, dev);
   switch (pol.mode) {
     case linalg::Degeneracy::Mode::Exact:
       return where(diag, zero, div(one, where(diag, one, D)));
@@ -82,8 +83,8 @@ Tensor<R> inverse_pairs(const Tensor<R>& D, const Tensor<R>& x, const linalg::De
       const Tensor<R> scale = expand(
           reshape(max(abs(x), {0}, true), with_batch(1, 1, Shape(x.shape().begin() + 1, x.shape().end()))), D.shape());
       const Tensor<bool> small = le(abs(D), mul(scale, static_cast<R>(rtol)));
-      const Tensor<bool> drop = where(diag, Tensor<bool>::full({}, true), small);
-      if (masked) *masked = where(diag, Tensor<bool>::full({}, false), small);
+      const Tensor<bool> drop = where(diag, Tensor<bool>::full({}, true, dev), small);
+      if (masked) *masked = where(diag, Tensor<bool>::full({}, false, dev), small);
       return where(drop, zero, div(one, where(drop, one, D)));
     }
   }

@@ -1,6 +1,7 @@
 #pragma once
 // svd / svdvals: A = U diag(S) Vh by divide and conquer (gesdd), thin or full.
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
 
@@ -26,6 +27,7 @@ struct Svd {
   template <class T>
   std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(
       const Tensor<T>& A) const {
+    if (!A.device().is_cpu()) return forward_generic(A);
     using R = real_t<T>;
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
     const Shape batch = detail::mat_batch_shape(A.shape());
@@ -65,6 +67,56 @@ struct Svd {
     }
     return {U, S, Vh, info, E};
   }
+  // The same on any device: gesdd (CPU) or gesvdj (CUDA) per matrix, then tensor ops
+  // (detail::batched). Non-finite inputs are flagged first and their outputs filled with NaN; the
+  // canonical gauge runs on a host copy.
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward_generic(
+      const Tensor<T>& A) const {
+    using R = real_t<T>;
+    const Device dev = A.device();
+    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k;
+    Tensor<T> work = detail::work_copy(A);
+    Shape ss{k};
+    for (auto d : batch) ss.push_back(d);
+    Tensor<R> S = Tensor<R>::empty(ss, dev);
+    Tensor<T> U = compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch), dev) : Tensor<T>();
+    Tensor<T> Vh = compute_uv ? Tensor<T>::empty(detail::with_batch(vr, n, batch), dev) : Tensor<T>();
+    Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
+    if (work.numel() > 0) {
+      // A non-finite matrix is replaced by zeros before the solver sees it (reference gesdd can
+      // loop forever on inf/NaN); its outputs become NaN below.
+      info = detail::with_nonfinite(info, A);
+      Shape flag;
+      flag.push_back(1);
+      flag.push_back(1);
+      for (auto d : batch) flag.push_back(d);
+      work = contiguous(
+          where(reshape(ne(info, Tensor<std::int32_t>::scalar(0, dev)), flag), Tensor<T>::scalar(T(0), dev), work));
+      Tensor<std::int32_t> solver_info = Tensor<std::int32_t>::zeros(batch, dev);
+      detail::batched::gesvd(work, S, U, Vh, solver_info);
+      info = where(eq(info, Tensor<std::int32_t>::scalar(0, dev)), solver_info, info);
+      S = detail::nan_where_failed(S, info);
+      if (compute_uv) {
+        U = detail::nan_where_failed(U, info);
+        Vh = detail::nan_where_failed(Vh, info);
+      }
+    } else if (compute_uv && (U.numel() > 0 || Vh.numel() > 0)) {
+      // An empty A (m or n is 0) still has full unitary factors: identities.
+      if (U.numel() > 0) U = contiguous(expand(Tensor<T>::eye(m, uc, dev), U.shape()));
+      if (Vh.numel() > 0) Vh = contiguous(expand(Tensor<T>::eye(vr, n, dev), Vh.shape()));
+    }
+    Tensor<T> E;
+    if (canonical && compute_uv) {
+      Tensor<T> Uh = U.to(Device::cpu()), V = detail::work_copy(Vh.mH().to(Device::cpu()));
+      E = detail::canonicalize_columns(Uh, V).to(dev);
+      U = Uh.to(dev);
+      Vh = detail::work_copy(V.mH()).to(dev);
+    }
+    return {U, S, Vh, info, E};
+  }
 
   // MATH.md section 6, in terms of V = Vh^H (thin: k = min(m, n) columns of U and V):
   //   P = U^H dA V;  ds = Re diag(P);  F_jk = 1/(s_k^2 - s_j^2);  D = diag(i Im P_jj / (2 s_j))
@@ -98,7 +150,7 @@ struct Svd {
     const auto Fm = cast<T>(detail::inverse_gaps(s, policy));
     const auto Fp = cast<T>(detail::inverse_sums(s, policy));
     const auto sym = mul(Fm, add(P, P.mH())), asym = mul(Fp, sub(P, P.mH()));
-    const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}), s)));
+    const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}, s.device()), s)));
     auto D = matmul(mul(detail::i_imdiag(P), T(0.5)), sinv);
     auto dU = matmul(U, add(mul(add(sym, asym), T(0.5)), D));
     auto dV = matmul(V, sub(mul(sub(sym, asym), T(0.5)), D));
@@ -146,7 +198,7 @@ struct Svd {
     Tensor<T> mid;
     if (c.gy1().defined()) mid = diag_embed(cast<T>(c.gy1()));
     if (gU.defined() || gV.defined()) {
-      const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}), s)));
+      const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}, s.device()), s)));
       // F o (a S + S b) with a = skew(J), b = skew(K), in partial fractions:
       //   (a_jk s_k + s_j b_jk) / (s_k^2 - s_j^2) = [(a + b)_jk / (s_k - s_j) + (a - b)_jk / (s_k + s_j)] / 2.
       // Only the first part is singular for repeated singular values (and vanishes for losses
@@ -169,9 +221,9 @@ struct Svd {
       if (policy.mode == linalg::Degeneracy::Mode::Mask) {
         // The singular part is skew(J + K); it must vanish on masked pairs (and skew(J - K) on
         // pairs of zero singular values).
-        detail::gauge_check(name, policy, where(masked, plus, Tensor<T>::zeros({})), plus,
+        detail::gauge_check(name, policy, where(masked, plus, Tensor<T>::zeros({}, plus.device())), plus,
                             "singular-vector basis inside a degenerate singular subspace");
-        detail::gauge_check(name, policy, where(masked_sum, minus, Tensor<T>::zeros({})), minus,
+        detail::gauge_check(name, policy, where(masked_sum, minus, Tensor<T>::zeros({}, minus.device())), minus,
                             "singular-vector basis inside the null space (repeated zero singular values)");
       }
       if constexpr (is_complex_v<T>) {
@@ -184,7 +236,7 @@ struct Svd {
     }
     Tensor<T> gA;
     if (!mid.defined())
-      gA = Tensor<T>::zeros(c.x0().shape());
+      gA = Tensor<T>::zeros(c.x0().shape(), c.x0().device());
     else if (!gU.defined() && !gV.defined())  // U diag(gs) V^H as (U scaled by columns) V^H: one gemm
       gA = matmul(mul(U, cast<T>(detail::as_row(c.gy1()))), V.mH());
     else
@@ -217,7 +269,7 @@ struct Svd {
     if (X.shape()[1] == cols) return X;
     Shape z = X.shape();
     z[1] = cols - X.shape()[1];
-    return concat<T>({X, Tensor<T>::zeros(z)}, 1);
+    return concat<T>({X, Tensor<T>::zeros(z, X.device())}, 1);
   }
 };
 

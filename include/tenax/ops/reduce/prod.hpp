@@ -44,14 +44,14 @@ struct Prod {
   template <class T>
   Tensor<T> others(const Tensor<T>& x, const Tensor<T>& y) const {
     const Shape& s = x.shape();
-    auto zero = Tensor<T>::zeros({}), one = Tensor<T>::ones({});
+    auto zero = Tensor<T>::zeros({}, x.device()), one = Tensor<T>::ones({}, x.device());
     auto is0 = eq(x, zero);
     auto nonzero_prod = expand(detail::apply(Prod{mask, true}, where(is0, one, x)), s);
     auto zeros = expand(detail::apply(Sum{mask, true}, cast<T>(is0)), s);
     auto yk = expand(reshape(y, kshape(x)), s);
     auto other_zero = sub(expand(detail::apply(Sum{mask, true}, where(is0, x, zero)), s), x);
     auto at_zero = where(eq(zeros, one), nonzero_prod,
-                         where(eq(zeros, Tensor<T>::full({}, T(2))), mul(nonzero_prod, other_zero), zero));
+                         where(eq(zeros, Tensor<T>::full({}, T(2), x.device())), mul(nonzero_prod, other_zero), zero));
     return where(is0, at_zero, div(yk, where(is0, one, x)));
   }
 };

@@ -21,8 +21,8 @@ struct Complex {
   auto jvp(const C& c) const {
     using R = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Shape& s = c.y0().shape();
-    auto a = c.dx0().defined() ? broadcast_to(c.dx0(), s) : Tensor<R>::zeros(s);
-    auto b = c.dx1().defined() ? broadcast_to(c.dx1(), s) : Tensor<R>::zeros(s);
+    auto a = c.dx0().defined() ? broadcast_to(c.dx0(), s) : Tensor<R>::zeros(s, c.y0().device());
+    auto b = c.dx1().defined() ? broadcast_to(c.dx1(), s) : Tensor<R>::zeros(s, c.y0().device());
     return complex(a, b);
   }
   template <class C>

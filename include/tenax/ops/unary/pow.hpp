@@ -64,15 +64,16 @@ struct Pow {
  private:
   template <class T>
   static Tensor<T> dbase(const Tensor<T>& x, const Tensor<T>& e) {
-    auto zero = Tensor<T>::zeros({});
-    auto both0 = where(eq(x, zero), eq(e, zero), Tensor<bool>::zeros({}));
-    return where(both0, zero, mul(e, pow(where(both0, Tensor<T>::ones({}), x), add(e, T(-1)))));
+    const Device dev = x.device();
+    auto zero = Tensor<T>::zeros({}, dev);
+    auto both0 = where(eq(x, zero), eq(e, zero), Tensor<bool>::zeros({}, dev));
+    return where(both0, zero, mul(e, pow(where(both0, Tensor<T>::ones({}, dev), x), add(e, T(-1)))));
   }
   template <class T>
   static Tensor<T> dexponent(const Tensor<T>& x, const Tensor<T>& y) {
-    auto zero = Tensor<T>::zeros({});
+    auto zero = Tensor<T>::zeros({}, x.device());
     auto is0 = eq(x, zero);
-    return where(is0, zero, mul(y, log(where(is0, Tensor<T>::ones({}), x))));
+    return where(is0, zero, mul(y, log(where(is0, Tensor<T>::ones({}, x.device()), x))));
   }
 };
 

@@ -29,7 +29,7 @@ struct Relu {
  private:
   template <class T>
   static Tensor<T> masked(const Tensor<T>& x, const Tensor<T>& v) {
-    auto zero = Tensor<T>::zeros({});
+    auto zero = Tensor<T>::zeros({}, x.device());
     return where(gt(x, zero), v, zero);
   }
 };

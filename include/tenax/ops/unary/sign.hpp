@@ -35,11 +35,11 @@ struct Sign {
     } else {
       using R = real_t<T>;
       auto r = abs(x);
-      auto zero = Tensor<R>::zeros({});
-      auto safe_r = where(eq(r, zero), Tensor<R>::ones({}), r);
+      auto zero = Tensor<R>::zeros({}, x.device());
+      auto safe_r = where(eq(r, zero), Tensor<R>::ones({}, x.device()), r);
       auto proj = mul(y, cast<T>(real(mul(conj(y), v))));
       auto g = div(sub(v, proj), cast<T>(safe_r));
-      return where(eq(r, zero), Tensor<T>::zeros({}), g);
+      return where(eq(r, zero), Tensor<T>::zeros({}, x.device()), g);
     }
   }
 };

@@ -1,0 +1,255 @@
+#pragma once
+// Provider calls over every matrix of a contiguous batch, on the batch's device: the CPU provider
+// (cpu::) or the CUDA backend (cuBLAS/cuSOLVER). Per-matrix info lands in an int32 tensor on the same
+// device and is not read here, so nothing waits for the device.
+//
+// These are the building blocks of the device-neutral forwards (`forward_generic` of the linalg
+// ops): provider calls plus public tensor ops. The CPU forwards keep their fused host loops; the
+// generic forwards run for every other device, and tests run them on the CPU against the fused
+// ones to check the logic they share.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "tenax/backend/cpu_provider.hpp"
+#include "tenax/core/tensor.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#if defined(TENAX_HAS_CUDA)
+#include "tenax/backend/cuda.hpp"
+#endif
+
+namespace tenax::detail::batched {
+
+inline std::int64_t matrices(const Shape& s) {
+  std::int64_t n = 1;
+  for (int d = 2; d < s.size(); ++d) n *= s[d];
+  return n;
+}
+
+// Runs on_cpu(b) or on_cuda(device index, b) for each matrix b of a batch of shape s on device dev.
+template <class Cpu, class Cuda>
+void each(std::string_view op, Device dev, const Shape& s, Cpu&& on_cpu, [[maybe_unused]] Cuda&& on_cuda) {
+  const std::int64_t nb = matrices(s);
+  if (dev.is_cpu()) {
+    for (std::int64_t b = 0; b < nb; ++b) on_cpu(b);
+    return;
+  }
+#if defined(TENAX_HAS_CUDA)
+  if (dev.is_cuda()) {
+    for (std::int64_t b = 0; b < nb; ++b) on_cuda(static_cast<int>(dev.index), b);
+    return;
+  }
+#endif
+  fail(op, "no kernel for device ", dev.str());
+}
+
+inline std::int64_t ld(std::int64_t rows) { return std::max<std::int64_t>(1, rows); }
+
+// Cholesky factor in the lower triangle of each n x n matrix of a (the upper one is left as is).
+template <class T>
+void potrf_lower(const Tensor<T>& a, const Tensor<std::int32_t>& info) {
+  const std::int64_t n = a.shape()[0];
+  T* p = a.mutable_data();
+  std::int32_t* inf = info.mutable_data();
+  each(
+      "cholesky", a.device(), a.shape(),
+      [&](std::int64_t b) { inf[b] = cpu::potrf<T>(cpu::Uplo::Lower, n, p + b * n * n, ld(n)); },
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+#if defined(TENAX_HAS_CUDA)
+        cuda::potrf<T>(dev, n, p + b * n * n, ld(n), inf + b);
+#endif
+      });
+}
+
+// LU with partial pivoting of each m x n matrix of a; piv is min(m, n) x batch (1-based, LAPACK's).
+template <class T>
+void getrf(const Tensor<T>& a, const Tensor<std::int32_t>& piv, const Tensor<std::int32_t>& info) {
+  const std::int64_t m = a.shape()[0], n = a.shape()[1], k = std::min(m, n);
+  T* p = a.mutable_data();
+  std::int32_t *ip = piv.mutable_data(), *inf = info.mutable_data();
+  each(
+      "lu", a.device(), a.shape(),
+      [&](std::int64_t b) { inf[b] = cpu::getrf<T>(m, n, p + b * m * n, ld(m), ip + b * k); },
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+#if defined(TENAX_HAS_CUDA)
+        cuda::getrf<T>(dev, m, n, p + b * m * n, ld(m), ip + b * k, inf + b);
+#endif
+      });
+}
+
+// Solves op(A_b) X_b = B_b in place of x (n x k x batch) with getrf's factors (contiguous lu, piv).
+template <class T>
+void getrs(cpu::Trans trans, const Tensor<T>& lu, const Tensor<std::int32_t>& piv, const Tensor<T>& x) {
+  const std::int64_t n = lu.shape()[0], k = x.shape()[1];
+  const T* l = lu.data();
+  const std::int32_t* ip = piv.data();
+  T* p = x.mutable_data();
+  [[maybe_unused]] Tensor<std::int32_t> scratch;
+#if defined(TENAX_HAS_CUDA)
+  if (x.device().is_cuda()) scratch = Tensor<std::int32_t>::empty({1}, x.device());
+#endif
+  each(
+      "lu_solve", x.device(), x.shape(),
+      [&](std::int64_t b) { cpu::getrs<T>(trans, n, k, l + b * n * n, ld(n), ip + b * n, p + b * n * k, ld(n)); },
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+#if defined(TENAX_HAS_CUDA)
+        cuda::getrs<T>(dev, static_cast<char>(trans), n, k, l + b * n * n, ld(n), ip + b * n, p + b * n * k, ld(n),
+                       scratch.mutable_data());
+#endif
+      });
+}
+
+// Householder QR of each m x n matrix of a, in place; tau is max(k, 1) x batch.
+template <class T>
+void geqrf(const Tensor<T>& a, const Tensor<T>& tau, const Tensor<std::int32_t>& info) {
+  const std::int64_t m = a.shape()[0], n = a.shape()[1], kt = std::max<std::int64_t>(1, std::min(m, n));
+  T *p = a.mutable_data(), *t = tau.mutable_data();
+  std::int32_t* inf = info.mutable_data();
+  each(
+      "qr", a.device(), a.shape(),
+      [&](std::int64_t b) { inf[b] = cpu::geqrf<T>(m, n, p + b * m * n, ld(m), t + b * kt); },
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+#if defined(TENAX_HAS_CUDA)
+        cuda::geqrf<T>(dev, m, n, p + b * m * n, ld(m), t + b * kt, inf + b);
+#endif
+      });
+}
+
+// The m x c matrices q (c <= m) overwritten by the first c columns of Q from geqrf's k reflectors
+// (stored in q's first k columns) and tau (max(k, 1) x batch).
+template <class T>
+void orgqr(const Tensor<T>& q, std::int64_t k, const Tensor<T>& tau, const Tensor<std::int32_t>& info) {
+  const std::int64_t m = q.shape()[0], c = q.shape()[1], kt = std::max<std::int64_t>(1, k);
+  T* p = q.mutable_data();
+  const T* t = tau.data();
+  std::int32_t* inf = info.mutable_data();
+  each(
+      "qr", q.device(), q.shape(),
+      [&](std::int64_t b) { inf[b] = cpu::orgqr<T>(m, c, k, p + b * m * c, ld(m), t + b * kt); },
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+#if defined(TENAX_HAS_CUDA)
+        cuda::orgqr<T>(dev, m, c, k, p + b * m * c, ld(m), t + b * kt, inf + b);
+#endif
+      });
+}
+
+// Eigenvalues (ascending, w: n x batch) and, if vectors, eigenvectors in place of each Hermitian
+// n x n matrix of a given by its upper or lower triangle.
+template <class T>
+void syevd(bool vectors, bool upper, const Tensor<T>& a, const Tensor<real_t<T>>& w, const Tensor<std::int32_t>& info) {
+  const std::int64_t n = a.shape()[0];
+  T* p = a.mutable_data();
+  real_t<T>* wp = w.mutable_data();
+  std::int32_t* inf = info.mutable_data();
+  const cpu::Uplo uplo = upper ? cpu::Uplo::Upper : cpu::Uplo::Lower;
+  each(
+      "eigh", a.device(), a.shape(),
+      [&](std::int64_t b) { inf[b] = cpu::syevd<T>(vectors, uplo, n, p + b * n * n, ld(n), wp + b * n); },
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+#if defined(TENAX_HAS_CUDA)
+        cuda::syevd<T, real_t<T>>(dev, vectors, static_cast<char>(uplo), n, p + b * n * n, ld(n), wp + b * n, inf + b);
+#endif
+      });
+}
+
+// SVD of each m x n matrix of a (destroyed): s (k x batch, descending), and when u is defined U
+// (m x uc) and Vh (vr x n), uc = vr = k (thin) or m and n (full). The CPU runs gesdd; CUDA runs
+// gesvdj, whose V is conjugate-transposed into Vh.
+template <class T>
+void gesvd(const Tensor<T>& a, const Tensor<real_t<T>>& s, const Tensor<T>& u, const Tensor<T>& vh,
+           const Tensor<std::int32_t>& info) {
+  const std::int64_t m = a.shape()[0], n = a.shape()[1], k = std::min(m, n);
+  const bool vectors = u.defined();
+  const std::int64_t uc = vectors ? u.shape()[1] : 0, vr = vectors ? vh.shape()[0] : 0;
+  const char jobz = !vectors ? 'N' : uc == k && vr == k ? 'S' : 'A';
+  T* p = a.mutable_data();
+  real_t<T>* sp = s.mutable_data();
+  T* up = vectors ? u.mutable_data() : nullptr;
+  std::int32_t* inf = info.mutable_data();
+  if (a.device().is_cpu()) {
+    T* vp = vectors ? vh.mutable_data() : nullptr;
+    each(
+        "svd", a.device(), a.shape(),
+        [&](std::int64_t b) {
+          inf[b] = cpu::gesdd<T>(jobz, m, n, p + b * m * n, ld(m), sp + b * k, vectors ? up + b * m * uc : nullptr,
+                                 ld(m), vectors ? vp + b * vr * n : nullptr, ld(vr));
+        },
+        [](int, std::int64_t) {});
+    return;
+  }
+  // V (n x vr) on the device, then Vh = V^H.
+  Shape vs{n, vr};
+  for (int d = 2; d < a.dim(); ++d) vs.push_back(a.shape()[d]);
+  [[maybe_unused]] const Tensor<T> v = vectors ? Tensor<T>::empty(vs, a.device()) : Tensor<T>();
+  each(
+      "svd", a.device(), a.shape(), [](std::int64_t) {},
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+#if defined(TENAX_HAS_CUDA)
+        cuda::gesvdj<T, real_t<T>>(dev, vectors, jobz != 'A', m, n, p + b * m * n, ld(m), sp + b * k,
+                                   vectors ? up + b * m * uc : nullptr, ld(m),
+                                   vectors ? v.mutable_data() + b * n * vr : nullptr, ld(n), inf + b);
+#endif
+      });
+  if (vectors) copy_into(vh, v.mH());
+}
+
+// Rows gathered by a 0-based permutation: out[i, :, b] = x[perm[i, b], :, b] (contiguous x, out).
+template <class T>
+void permute_rows(const Tensor<T>& x, const Tensor<std::int64_t>& perm, const Tensor<T>& out) {
+  const std::int64_t m = x.shape()[0], n = x.shape()[1], nb = matrices(x.shape());
+  const T* xp = x.data();
+  const std::int64_t* q = perm.data();
+  T* op = out.mutable_data();
+  if (x.device().is_cpu()) {
+    for (std::int64_t b = 0; b < nb; ++b)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < m; ++i) op[i + j * m + b * m * n] = xp[q[i + b * m] + j * m + b * m * n];
+    return;
+  }
+#if defined(TENAX_HAS_CUDA)
+  if (x.device().is_cuda()) {
+    cuda::permute_rows<T>(x.device().index, m, n, nb, xp, q, op);
+    return;
+  }
+#endif
+  fail("permute_rows", "no kernel for device ", x.device().str());
+}
+
+// Triangular solves in place of x (m x n x batch, contiguous) with the triangular matrices of a,
+// matrix b at element offset aoff[b] with leading dimension lda.
+template <class T>
+void trsm(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag, const Tensor<T>& a,
+          const std::vector<std::int64_t>& aoff, std::int64_t lda, const Tensor<T>& x) {
+  const std::int64_t m = x.shape()[0], n = x.shape()[1];
+  const T* ap = a.data();
+  T* p = x.mutable_data();
+  each(
+      "solve_triangular", x.device(), x.shape(),
+      [&](std::int64_t b) {
+        cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), ap + aoff[static_cast<std::size_t>(b)], lda, p + b * m * n,
+                     ld(m));
+      },
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+#if defined(TENAX_HAS_CUDA)
+        cuda::trsm<T>(dev, static_cast<char>(side), static_cast<char>(uplo), static_cast<char>(trans),
+                      static_cast<char>(diag), m, n, ap + aoff[static_cast<std::size_t>(b)], lda, p + b * m * n, ld(m));
+#endif
+      });
+}
+
+// getrf of a copy of A (m x n x batch) on A's device: (LU, pivots min(m, n) x batch, info).
+template <class T>
+std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_of(const Tensor<T>& A) {
+  const Device dev = A.device();
+  const Shape batch = mat_batch_shape(A.shape());
+  Tensor<T> LU = work_copy(A);
+  Shape ps{std::min(A.shape()[0], A.shape()[1])};
+  for (auto d : batch) ps.push_back(d);
+  Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps, dev);
+  Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
+  if (LU.numel() > 0) getrf(LU, piv, info);
+  return {LU, piv, info};
+}
+
+}  // namespace tenax::detail::batched

@@ -1,0 +1,218 @@
+// The device-neutral forwards of the linalg ops (`forward_generic`: provider calls over the batch
+// plus tensor ops, what runs on the GPU) run here on the CPU and must give exactly the fused CPU
+// forwards' results: same factors, same info codes, same NaN filling of failed matrices, same
+// errors. This checks the logic the CUDA path shares, with the CPU provider standing in for cuSOLVER.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+
+#include <tenax/tenax.hpp>
+
+#include "support/messages.hpp"
+
+namespace tx = tenax;
+using tx::Tensor;
+using C = std::complex<double>;
+
+namespace {
+
+// Equal element for element, NaN where NaN (bit-level for the non-NaN values).
+template <class T>
+void expect_same(const Tensor<T>& got, const Tensor<T>& want, const std::string& what) {
+  ASSERT_EQ(got.defined(), want.defined()) << what;
+  if (!want.defined()) return;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  ASSERT_TRUE(got.device() == want.device()) << what;
+  const auto g = got.to_vector(), w = want.to_vector();
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if constexpr (std::is_same_v<T, std::int32_t>) {
+      EXPECT_EQ(g[i], w[i]) << what << " element " << i;
+    } else {
+      const bool gn = std::isnan(std::abs(g[i])), wn = std::isnan(std::abs(w[i]));
+      EXPECT_EQ(gn, wn) << what << " element " << i;
+      if (!wn) EXPECT_EQ(g[i], w[i]) << what << " element " << i;
+    }
+  }
+}
+
+template <class Tuple, std::size_t... I>
+void expect_same_tuple(const Tuple& g, const Tuple& w, const std::string& what, std::index_sequence<I...>) {
+  (expect_same(std::get<I>(g), std::get<I>(w), what + " output " + std::to_string(I)), ...);
+}
+template <class... X>
+void expect_same_all(const std::tuple<X...>& g, const std::tuple<X...>& w, const std::string& what) {
+  expect_same_tuple(g, w, what, std::index_sequence_for<X...>{});
+}
+
+// A batch of 3 Hermitian positive definite n x n matrices; `poison` replaces matrix 1 by a
+// non-positive-definite one (p = 1) or puts a NaN into its lower triangle (p = 2).
+template <class T>
+Tensor<T> spd_batch(std::int64_t n, int poison = 0) {
+  auto a = Tensor<T>::randn({n, n, 3}, 7);
+  auto s = tx::add(tx::matmul(a, a.mH()), tx::mul(tx::Tensor<T>::eye(n), T(static_cast<double>(n))));
+  s = tx::contiguous(s);
+  if (poison == 1) s.mutable_data()[n * n] = T(-100.0 * static_cast<double>(n));
+  if (poison == 2 && n > 1) s.mutable_data()[n * n + 1] = T(std::nan(""));
+  return s;
+}
+
+template <class T>
+void cholesky_cases() {
+  for (std::int64_t n : {1, 4, 7})
+    for (int poison : {0, 1, 2}) {
+      const auto A = spd_batch<T>(n, poison);
+      expect_same_all(tx::ops::Cholesky{}.forward_generic(A), tx::ops::Cholesky{}.forward(A),
+                      "cholesky n=" + std::to_string(n) + " poison=" + std::to_string(poison));
+    }
+  const auto empty = Tensor<T>::zeros({0, 0, 2});
+  expect_same_all(tx::ops::Cholesky{}.forward_generic(empty), tx::ops::Cholesky{}.forward(empty), "cholesky empty");
+}
+
+template <class T>
+void eigh_cases() {
+  for (bool upper : {false, true})
+    for (bool vectors : {false, true})
+      for (bool canonical : {false, true})
+        for (int poison : {0, 2}) {
+          const auto A = spd_batch<T>(5, poison);
+          tx::ops::Eigh op{upper, vectors, vectors, tx::linalg::Degeneracy{}, canonical};
+          expect_same_all(op.forward_generic(A), op.forward(A),
+                          "eigh upper=" + std::to_string(upper) + " vectors=" + std::to_string(vectors) +
+                              " canonical=" + std::to_string(canonical) + " poison=" + std::to_string(poison));
+        }
+}
+
+template <class T>
+void qr_cases() {
+  for (auto [m, n] : {std::pair{6, 4}, std::pair{4, 6}, std::pair{5, 5}, std::pair{1, 3}, std::pair{3, 0}})
+    for (bool complete : {false, true})
+      for (bool compute_q : {false, true})
+        for (bool positive : {false, true}) {
+          const auto A = Tensor<T>::randn({m, n, 2}, 11);
+          tx::ops::Qr op{complete, compute_q, positive};
+          expect_same_all(op.forward_generic(A), op.forward(A),
+                          "qr " + std::to_string(m) + "x" + std::to_string(n) +
+                              " complete=" + std::to_string(complete) + " q=" + std::to_string(compute_q) +
+                              " positive=" + std::to_string(positive));
+        }
+  auto bad = tx::contiguous(Tensor<T>::randn({3, 3, 4}, 12));
+  bad.mutable_data()[2 * 9 + 4] = T(INFINITY);
+  const tx::ops::Qr op{false, true, false};
+  const std::string eg = tx::testing::error_of([&] { op.forward_generic(bad); });
+  std::string ef;
+  try {
+    op.forward(bad);
+  } catch (const tx::linalg::LinAlgError& e) {
+    ef = e.what();
+  }
+  EXPECT_FALSE(ef.empty());
+  EXPECT_EQ(eg, ef);
+}
+
+template <class T>
+void solve_cases() {
+  for (std::int64_t n : {1, 3, 6}) {
+    auto A = tx::contiguous(Tensor<T>::randn({n, n, 3}, 21));
+    const auto B = Tensor<T>::randn({n, 2, 3}, 22);
+    expect_same_all(tx::ops::Solve{}.forward_generic(A, B), tx::ops::Solve{}.forward(A, B),
+                    "solve n=" + std::to_string(n));
+    // Matrix 1 exactly singular (a zero column), matrix 2 with a NaN. The saved factors of a
+    // non-finite matrix are unspecified (the fused forward skips it, getrf runs on it here), so
+    // only X and info are compared.
+    for (std::int64_t i = 0; i < n; ++i) A.mutable_data()[n * n + i] = T(0);
+    A.mutable_data()[2 * n * n] = T(std::nan(""));
+    const auto g = tx::ops::Solve{}.forward_generic(A, B), w = tx::ops::Solve{}.forward(A, B);
+    expect_same(std::get<0>(g), std::get<0>(w), "solve failing X n=" + std::to_string(n));
+    expect_same(std::get<3>(g), std::get<3>(w), "solve failing info n=" + std::to_string(n));
+  }
+  // B broadcast over A's batch.
+  const auto A = Tensor<T>::randn({4, 4, 2}, 23), B = Tensor<T>::randn({4, 3}, 24);
+  expect_same_all(tx::ops::Solve{}.forward_generic(A, B), tx::ops::Solve{}.forward(A, B), "solve broadcast B");
+}
+
+template <class T>
+void lu_cases() {
+  for (auto [m, n] : {std::pair{5, 5}, std::pair{6, 3}, std::pair{3, 6}}) {
+    auto A = tx::contiguous(Tensor<T>::randn({m, n, 3}, 31));
+    const std::string what = "lu_factor " + std::to_string(m) + "x" + std::to_string(n);
+    expect_same_all(tx::ops::LuFactor{}.forward_generic(A), tx::ops::LuFactor{}.forward(A), what);
+    // Matrix 1 rank-deficient (zero first column: info > 0, still factorized), matrix 2 with an
+    // inf (info -1; its factors are unspecified).
+    for (std::int64_t i = 0; i < m; ++i) A.mutable_data()[m * n + i] = T(0);
+    A.mutable_data()[2 * m * n + 1] = T(INFINITY);
+    const auto g = tx::ops::LuFactor{}.forward_generic(A), w = tx::ops::LuFactor{}.forward(A);
+    expect_same(std::get<2>(g), std::get<2>(w), what + " failing info");
+    expect_same(tx::slice(std::get<0>(g), 2, 0, 2), tx::slice(std::get<0>(w), 2, 0, 2), what + " failing LU");
+  }
+}
+
+template <class T>
+void slogdet_cases() {
+  for (std::int64_t n : {1, 2, 5}) {
+    auto A = tx::contiguous(Tensor<T>::randn({n, n, 4}, 41));
+    for (std::int64_t i = 0; i < n; ++i) A.mutable_data()[n * n + i * n] = T(0);  // matrix 1 singular
+    A.mutable_data()[3 * n * n] = T(std::nan(""));                                // matrix 3 not finite
+    const auto g = tx::ops::Slogdet{}.forward_generic(A), w = tx::ops::Slogdet{}.forward(A);
+    expect_same(std::get<0>(g), std::get<0>(w), "slogdet sign n=" + std::to_string(n));
+    expect_same(std::get<1>(g), std::get<1>(w), "slogdet log n=" + std::to_string(n));
+    expect_same(tx::slice(std::get<2>(g), 2, 0, 3), tx::slice(std::get<2>(w), 2, 0, 3), "slogdet LU");
+  }
+}
+
+template <class T>
+void svd_cases() {
+  for (auto [m, n] : {std::pair{6, 4}, std::pair{4, 6}, std::pair{5, 5}})
+    for (bool full : {false, true})
+      for (bool uv : {false, true})
+        for (bool canonical : {false, true}) {
+          if (canonical && (full || !uv)) continue;
+          auto A = tx::contiguous(Tensor<T>::randn({m, n, 3}, 51));
+          A.mutable_data()[2 * m * n + 3] = T(std::nan(""));  // matrix 2 not finite
+          tx::ops::Svd op{full, uv, uv, tx::linalg::Degeneracy{}, canonical};
+          expect_same_all(op.forward_generic(A), op.forward(A),
+                          "svd " + std::to_string(m) + "x" + std::to_string(n) + " full=" + std::to_string(full) +
+                              " uv=" + std::to_string(uv) + " canonical=" + std::to_string(canonical));
+        }
+}
+
+}  // namespace
+
+TEST(LinalgGeneric, LuFactorMatchesTheFusedForward) {
+  lu_cases<double>();
+  lu_cases<C>();
+}
+
+TEST(LinalgGeneric, SlogdetMatchesTheFusedForward) {
+  slogdet_cases<double>();
+  slogdet_cases<C>();
+  slogdet_cases<float>();
+}
+
+TEST(LinalgGeneric, SvdMatchesTheFusedForward) {
+  svd_cases<double>();
+  svd_cases<C>();
+}
+
+TEST(LinalgGeneric, CholeskyMatchesTheFusedForward) {
+  cholesky_cases<double>();
+  cholesky_cases<float>();
+  cholesky_cases<C>();
+}
+
+TEST(LinalgGeneric, EighMatchesTheFusedForward) {
+  eigh_cases<double>();
+  eigh_cases<C>();
+  eigh_cases<std::complex<float>>();
+}
+
+TEST(LinalgGeneric, QrMatchesTheFusedForward) {
+  qr_cases<double>();
+  qr_cases<C>();
+  qr_cases<float>();
+}
+
+TEST(LinalgGeneric, SolveMatchesTheFusedForward) {
+  solve_cases<double>();
+  solve_cases<C>();
+}
