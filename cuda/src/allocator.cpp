@@ -92,12 +92,13 @@ class CudaPool final : public Allocator {
     DeviceGuard dg(index_);
     std::lock_guard<std::mutex> g(mu_);
     for (int c = 0; c < kClasses; ++c) {
-      for (void* p : free_[c]) {
-        check(cudaFreeAsync(p, st), "cudaFreeAsync on cuda:" + std::to_string(index_));
+      while (!free_[c].empty()) {  // each block leaves the list before it is freed (no double free)
+        void* p = free_[c].back();
+        free_[c].pop_back();
         sys_bytes_ -= static_cast<std::int64_t>(class_bytes(c));
         ++s_.system_frees;
+        check(cudaFreeAsync(p, st), "cudaFreeAsync on cuda:" + std::to_string(index_));
       }
-      free_[c].clear();
     }
     // Hand the memory back to the driver, not just to the stream-ordered pool.
     check(cudaStreamSynchronize(st), "release_cached_memory(cuda:" + std::to_string(index_) + ")");

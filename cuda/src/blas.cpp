@@ -50,6 +50,7 @@ struct Handles {
 
 // The calling thread's cuBLAS handle for device `dev` (also used by solver.cpp).
 cublasHandle_t blas_handle(int dev) {
+  stream_of(dev);  // validates the ordinal before it indexes the handles
   thread_local Handles hs;
   cublasHandle_t& h = hs.h[static_cast<std::size_t>(dev)];
   if (!h) {

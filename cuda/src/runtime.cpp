@@ -75,19 +75,24 @@ DeviceGuard::~DeviceGuard() {
 void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, std::size_t bytes) {
   if (bytes == 0) return;
   if (dst_dev.is_cuda() && src_dev.is_cuda() && dst_dev.index != src_dev.index) {
-    // Between two devices: both queues drained, then a peer copy.
-    stream_of(src_dev.index);
+    // Between two devices: the source's queue drained, the copy queued on the destination's stream
+    // (ordered before the destination's later work) and waited for, so that the source block may be
+    // reused as soon as this returns. Rare enough to pay the waits.
     synchronize_device(src_dev.index);
-    synchronize_device(dst_dev.index);
-    check(cudaMemcpyPeer(dst, dst_dev.index, src, src_dev.index, bytes),
-          "copy " + src_dev.str() + " -> " + dst_dev.str());
+    cudaStream_t s = stream_of(dst_dev.index);
+    DeviceGuard g(dst_dev.index);
+    const std::string what = "copy " + src_dev.str() + " -> " + dst_dev.str();
+    check(cudaMemcpyPeerAsync(dst, dst_dev.index, src, src_dev.index, bytes, s), what);
+    check(cudaStreamSynchronize(s), what);
     return;
   }
   const int dev = dst_dev.is_cuda() ? dst_dev.index : src_dev.index;
   cudaStream_t s = stream_of(dev);
   DeviceGuard g(dev);
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), "copy " + src_dev.str() + " -> " + dst_dev.str());
-  // The host reads what arrives (and a pageable source may be reused once the call returns).
+  // The host reads what arrives. A pageable host source may be reused once the call returns: the
+  // runtime stages it before returning (CUDA Runtime API, "API synchronization behavior",
+  // cudaMemcpyAsync from pageable host memory).
   if (dst_dev.is_cpu()) check(cudaStreamSynchronize(s), "copy " + src_dev.str() + " -> cpu");
 }
 

@@ -24,15 +24,23 @@ void check_solver(cusolverStatus_t s, std::string_view what) {
 
 struct Handles {
   std::array<cusolverDnHandle_t, 64> h{};
+  std::array<gesvdjInfo_t, 64> svd{};  // gesvdj's parameters (default tolerance and sweeps)
   ~Handles() {
+    for (gesvdjInfo_t x : svd)
+      if (x) (void)cusolverDnDestroyGesvdjInfo(x);
     for (cusolverDnHandle_t x : h)
       if (x) (void)cusolverDnDestroy(x);
   }
 };
 
-cusolverDnHandle_t solver_handle(int dev) {
+Handles& handles() {
   thread_local Handles hs;
-  cusolverDnHandle_t& h = hs.h[static_cast<std::size_t>(dev)];
+  return hs;
+}
+
+cusolverDnHandle_t solver_handle(int dev) {
+  stream_of(dev);  // validates the ordinal before it indexes the handles
+  cusolverDnHandle_t& h = handles().h[static_cast<std::size_t>(dev)];
   if (!h) {
     cudaStream_t s = stream_of(dev);
     DeviceGuard g(dev);
@@ -202,10 +210,9 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
   const int m = as_int(m64, "svd"), n = as_int(n64, "svd"), lda = as_int(lda64, "svd");
   const int ldu = as_int(ldu64, "svd"), ldv = as_int(ldv64, "svd");
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-  // One parameter object per thread and device (default tolerance and sweeps), kept for the
-  // thread's life: the solver may still use it after the call returns.
-  thread_local std::array<gesvdjInfo_t, 64> all_params{};
-  gesvdjInfo_t& params = all_params[static_cast<std::size_t>(dev)];
+  // One parameter object per thread and device, kept for the thread's life (the solver may still
+  // use it after the call returns).
+  gesvdjInfo_t& params = handles().svd[static_cast<std::size_t>(dev)];
   if (!params) check_solver(cusolverDnCreateGesvdjInfo(&params), "svd (gesvdj parameters)");
   int lwork = 0;
   auto size = TENAX_PICK(T, cusolverDnSgesvdj_bufferSize, cusolverDnDgesvdj_bufferSize, cusolverDnCgesvdj_bufferSize,

@@ -156,15 +156,19 @@ Tensor<std::int32_t> with_nonfinite(const Tensor<std::int32_t>& info, const Tens
   return where(lt(finite, Tensor<double>::scalar(mm, dev)), Tensor<std::int32_t>::scalar(kNonFiniteInfo, dev), info);
 }
 
-// x (leading dimensions, then the batch of info) with NaN in every batch element whose info != 0.
+// x (leading dimensions, then the batch of info) with `value` in every batch element whose info != 0.
 template <class T>
-Tensor<T> nan_where_failed(const Tensor<T>& x, const Tensor<std::int32_t>& info) {
+Tensor<T> fill_where_failed(const Tensor<T>& x, const Tensor<std::int32_t>& info, T value) {
   const Device dev = x.device();
   Shape s;
   for (int d = 0; d < x.dim() - info.dim(); ++d) s.push_back(1);
   for (auto e : info.shape()) s.push_back(e);
   const Tensor<bool> failed = reshape(ne(info, Tensor<std::int32_t>::scalar(0, dev)), s);
-  return where(failed, Tensor<T>::scalar(T(std::numeric_limits<real_t<T>>::quiet_NaN()), dev), x);
+  return where(failed, Tensor<T>::scalar(value, dev), x);
+}
+template <class T>
+Tensor<T> nan_where_failed(const Tensor<T>& x, const Tensor<std::int32_t>& info) {
+  return fill_where_failed(x, info, T(std::numeric_limits<real_t<T>>::quiet_NaN()));
 }
 
 // The first batch element of x (m x n x batch) holding an inf or NaN, or -1 (reads one flag per

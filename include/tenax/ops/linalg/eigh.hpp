@@ -66,8 +66,13 @@ struct Eigh {
     Tensor<R> w = Tensor<R>::empty(ws, dev);
     Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
     if (V.numel() > 0) {
-      detail::batched::syevd(vectors, upper, V, w, info);
+      // A non-finite matrix is replaced by zeros before the solver sees it (eigensolvers can
+      // iterate without end on inf/NaN); its outputs become NaN below.
       info = detail::with_nonfinite(info, upper ? triu(A) : tril(A));
+      V = contiguous(detail::fill_where_failed(V, info, T(0)));
+      Tensor<std::int32_t> solver_info = Tensor<std::int32_t>::zeros(batch, dev);
+      detail::batched::syevd(vectors, upper, V, w, solver_info);
+      info = where(eq(info, Tensor<std::int32_t>::scalar(0, dev)), solver_info, info);
       w = detail::nan_where_failed(w, info);
       if (vectors) V = detail::nan_where_failed(V, info);
     }

@@ -89,12 +89,7 @@ struct Svd {
       // A non-finite matrix is replaced by zeros before the solver sees it (reference gesdd can
       // loop forever on inf/NaN); its outputs become NaN below.
       info = detail::with_nonfinite(info, A);
-      Shape flag;
-      flag.push_back(1);
-      flag.push_back(1);
-      for (auto d : batch) flag.push_back(d);
-      work = contiguous(
-          where(reshape(ne(info, Tensor<std::int32_t>::scalar(0, dev)), flag), Tensor<T>::scalar(T(0), dev), work));
+      work = contiguous(detail::fill_where_failed(work, info, T(0)));
       Tensor<std::int32_t> solver_info = Tensor<std::int32_t>::zeros(batch, dev);
       detail::batched::gesvd(work, S, U, Vh, solver_info);
       info = where(eq(info, Tensor<std::int32_t>::scalar(0, dev)), solver_info, info);
