@@ -18,6 +18,12 @@ __global__ void zero_triangle_kernel(bool lower, long long k, long long m, long 
 }
 
 template <class T>
+__global__ void fill_kernel(T value, long long n, T* p) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) p[i] = value;
+}
+
+template <class T>
 __global__ void permute_rows_kernel(long long m, long long n, long long total, const T* x, const long long* perm,
                                     T* out) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -43,6 +49,16 @@ void permute_rows(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, c
 }
 
 template <class T>
+void fill(int dev, T value, T* p, std::int64_t n) {
+  cudaStream_t s = stream_of(dev);
+  DeviceGuard g(dev);
+  constexpr unsigned kThreads = 256;
+  fill_kernel<dev_t<T>>
+      <<<grid_for(n, kThreads), kThreads, 0, s>>>(to_device_value(value), n, reinterpret_cast<dev_t<T>*>(p));
+  check_launch("fill kernel");
+}
+
+template <class T>
 void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch, T* p) {
   cudaStream_t s = stream_of(dev);
   DeviceGuard g(dev);
@@ -55,6 +71,7 @@ void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int
 
 #define TENAX_TRIANGLE(T)                                                                                \
   template void zero_triangle<T>(int, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*); \
+  template void fill<T>(int, T, T*, std::int64_t);                                                       \
   template void permute_rows<T>(int, std::int64_t, std::int64_t, std::int64_t, const T*, const std::int64_t*, T*);
 TENAX_TRIANGLE(bool)
 TENAX_TRIANGLE(std::int32_t)

@@ -72,6 +72,11 @@ TEST(Cuda, CopiesRoundTripEveryDtype) {
   round(input<Cf>({5, 7}, 3));
   round(input<C>({5, 7}, 4));
   round(input<double>({0, 3}, 5));
+  // Factories fill on the device.
+  EXPECT_EQ(Tensor<double>::full({3, 2}, 2.5, gpu).to(tx::Device::cpu()).to_vector(), std::vector<double>(6, 2.5));
+  EXPECT_EQ(Tensor<C>::ones({4}, gpu).to(tx::Device::cpu()).to_vector(), std::vector<C>(4, C(1)));
+  EXPECT_EQ(Tensor<bool>::zeros({5}, gpu).to(tx::Device::cpu()).to_vector(), std::vector<bool>(5, false));
+  EXPECT_EQ(Tensor<float>::zeros({0, 3}, gpu).numel(), 0);
   // A strided view goes through contiguous() on the device.
   const auto x = input<double>({6, 5}, 6);
   expect_close(tx::contiguous(x.to(gpu).mT()), tx::contiguous(x.mT()), 0, "transposed view");

@@ -54,6 +54,10 @@ struct ReduceLoop {
 template <class T, class Combine>
 void reduce(int dev, Combine combine, T init, const ReduceLoop& loop);
 
+// p[0..n) = value (the factories full/zeros/ones on a device).
+template <class T>
+void fill(int dev, T value, T* p, std::int64_t n);
+
 // Zeroes, in each of `batch` contiguous m x n matrices at p, the entries outside the lower
 // (j - i <= k) or upper (j - i >= k) triangle.
 template <class T>

@@ -14,6 +14,9 @@
 #include "tenax/core/error.hpp"
 #include "tenax/core/shape.hpp"
 #include "tenax/core/tensor_impl.hpp"
+#if defined(TENAX_HAS_CUDA)
+#include "tenax/backend/cuda.hpp"
+#endif
 
 namespace tenax {
 
@@ -246,6 +249,13 @@ class Tensor {
     return Tensor(detail::make_impl(kDType, shape, dev));
   }
   static Tensor full_for(const Shape& shape, T value, Device dev, std::string_view op) {
+#if defined(TENAX_HAS_CUDA)
+    if (dev.is_cuda()) {  // filled by a kernel on the device's stream
+      Tensor d = empty_for(shape, dev, op);
+      if (d.numel() > 0) detail::cuda::fill<T>(dev.index, value, d.mutable_data(), d.numel());
+      return d;
+    }
+#endif
     Tensor t = empty_for(shape, Device::cpu(), op);
     T* p = t.mutable_data();
     for (std::int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = value;
