@@ -48,6 +48,7 @@ TARGETS = [
 LARGE_AD = "large_ad"
 JVP_VJP = "jvp_vjp"
 THREADS = "threads"
+GPU = "gpu_linalg_ad"
 PER_CASE = (LARGE_AD, JVP_VJP)  # suites with the per-case table of summarise_ad_table
 MLP = "mlp"
 # mlp targets (BENCHMARKS.md): compiled / libtorch per shape, and eager / libtorch.
@@ -222,7 +223,7 @@ def summarise(rows):
     """Table lines (markdown) and chart data. Times are per op where the row counts its ops
     (counter `ops`), else per iteration; wall-clock (median, IQR) and CPU time (median)."""
     lines, chart = [], []
-    rows = {k: r for k, r in rows.items() if r.suite not in PER_CASE + (MLP, THREADS)}
+    rows = {k: r for k, r in rows.items() if r.suite not in PER_CASE + (MLP, THREADS, GPU)}
     if not rows:
         return lines, chart
     ours = [r for r in rows.values() if r.ref_of() is None]
@@ -356,6 +357,46 @@ def summarise_threads(rows):
         q = ratio(t1, t2, "real")
         lines.append(f"| `{THREADS}/{key}` | {median_cell(t1)} | {median_cell(t2)} | "
                      f"{'-' if q is None else f'**{q:.2f}**'} |")
+    return lines
+
+
+def summarise_gpu(rows):
+    """The gpu_linalg_ad table: per case and size, tenax's eager and trace latency rows and its
+    deferred (throughput, per run) row, PyTorch and JAX on the same GPU, and tenax / the best
+    reference (issue target: every row at or below the best reference)."""
+    by_key = {}
+    for r in rows.values():
+        if r.suite == GPU:
+            by_key.setdefault(r.key, {})[r.mode] = r
+    if not by_key:
+        return []
+
+    def med(r):
+        st = r.stat("real") if r is not None and not r.errors else None
+        return st["median"] if st else None
+
+    def size(key):
+        m = re.search(r"/(\d+)x\d+$", key)
+        return (key.split("/")[0], int(m.group(1)) if m else 0)
+
+    lines = [f"### {GPU}", "",
+             "The jvp_vjp cases on the GPU, inputs on the device, nothing downloaded in the timed region. "
+             "eager and trace: one call and a device synchronisation (latency); deferred: K prepared runs "
+             "queued, one barrier, time per run (throughput, never mixed with latency). PyTorch and JAX: "
+             "bench/ref_python/refs.py on the same GPU (a synchronisation per step). Wall-clock medians; "
+             "ratio = tenax / best reference (target: <= 1 on every row).", "",
+             "| row | eager | trace | deferred | PyTorch | JAX | eager/best | trace/best | deferred/best |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(by_key, key=size):
+        m = by_key[key]
+        refs = [x for x in (med(m.get("pytorch")), med(m.get("jax"))) if x is not None]
+        best = min(refs) if refs else None
+        cells = [f"`{GPU}/{key}`"] + [median_cell(m.get(mode)) for mode in ("eager", "trace", "deferred",
+                                                                            "pytorch", "jax")]
+        for mode in ("eager", "trace", "deferred"):
+            v = med(m.get(mode))
+            cells.append(f"**{v / best:.2f}**" if v is not None and best else "-")
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -603,7 +644,7 @@ def main():
     loads = [c.get("load_avg", [None])[0] for _, c in contexts if c.get("load_avg")]
     lines, _ = summarise(rows)
     for extra in (summarise_ad_table(rows, LARGE_AD), summarise_ad_table(rows, JVP_VJP), summarise_mlp(rows),
-                  summarise_threads(rows)):
+                  summarise_threads(rows), summarise_gpu(rows)):
         if extra:
             lines += ([""] if lines else []) + extra
 

@@ -116,7 +116,7 @@ command -v python3 >/dev/null 2>&1 || die "python3 is needed for the report (ben
 # pip adds jax and matplotlib, with numpy held at the system's version (Debian's torch is built
 # against it). Reinstalled only when the requirements file changes.
 pyenv=${TENAX_BENCH_PYENV:-$root/.venv-bench}
-python_ref_suites=" large_ad jvp_vjp overhead mlp "
+python_ref_suites=" large_ad jvp_vjp overhead mlp gpu_linalg_ad "
 if ((python_refs)); then
   sys_py=/usr/bin/python3
   [[ -x $sys_py ]] || sys_py=$(command -v python3)

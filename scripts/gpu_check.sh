@@ -9,7 +9,8 @@
 #   TENAX_GPU_ARCH=90 scripts/gpu_check.sh
 #
 # Environment: TENAX_BUILD_DIR (default <repo>/build-gpu), TENAX_JOBS (default nproc),
-# TENAX_SKIP_SETUP=1 (do not install packages), TENAX_SKIP_MEMCHECK=1, TENAX_SKIP_BENCH=1.
+# TENAX_SKIP_SETUP=1 (do not install packages), TENAX_SKIP_MEMCHECK=1, TENAX_SKIP_BENCH=1,
+# TENAX_SKIP_REFS=1 (no PyTorch/JAX rows).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -57,6 +58,15 @@ if [[ ${TENAX_SKIP_BENCH:-0} != 1 ]]; then
   "$dir/bench/bench_gpu_linalg_ad" --benchmark_min_time=0.05 --benchmark_repetitions=3 \
     --benchmark_out="$logs/gpu_linalg_ad.json" --benchmark_out_format=json >"$logs/bench.log" 2>&1 || status=1
   grep -E '_median|ERROR|error' "$logs/bench.log" | head -80
+  # PyTorch and JAX on the same GPU (bench/ref_python/refs.py), where python3 imports them.
+  jsons=("$logs/gpu_linalg_ad.json")
+  if [[ ${TENAX_SKIP_REFS:-0} != 1 ]] && python3 -c 'import numpy' 2>/dev/null; then
+    python3 "$root/bench/ref_python/refs.py" --suite gpu_linalg_ad --repetitions 3 --min-time 0.05 \
+      --out "$logs/gpu_linalg_ad.py.json" >"$logs/refs.log" 2>&1 && jsons+=("$logs/gpu_linalg_ad.py.json")
+    grep -E 'median|ERROR' "$logs/refs.log" | head -60
+  fi
+  python3 "$root/bench/report.py" --out "$logs/report" --command "scripts/gpu_check.sh" "${jsons[@]}" \
+    >"$logs/report.log" 2>&1 && cat "$logs/report/summary.md" 2>/dev/null | head -120
 fi
 say "gpu check: $([[ $status == 0 ]] && echo passed || echo FAILED) in $((SECONDS - start)) s (logs: $logs)"
 exit $status

@@ -48,7 +48,26 @@ for _flag in ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_thread
     if _flag.split("=")[0] not in _xla:
         _xla = (_xla + " " + _flag).strip()
 os.environ["XLA_FLAGS"] = _xla
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# The GPU suite alone (--suite gpu_linalg_ad) lets JAX see CUDA (TENAX_REFS_DEVICE=cpu keeps it on
+# the CPU, to try the GPU rows' code without a GPU); every other run is CPU-only.
+import sys as _sys  # noqa: E402
+
+
+def _suites_in(argv):
+    out = []
+    for i, a in enumerate(argv):
+        if a == "--suite" and i + 1 < len(argv):
+            out += argv[i + 1].split(",")
+        elif a.startswith("--suite="):
+            out += a.split("=", 1)[1].split(",")
+    return out
+
+
+_gpu_only = _suites_in(_sys.argv[1:]) == ["gpu_linalg_ad"]
+if _gpu_only and os.environ.get("TENAX_REFS_DEVICE", "cuda") != "cpu":
+    os.environ.setdefault("JAX_PLATFORMS", "cuda,cpu")
+else:
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ["JAX_ENABLE_X64"] = "1"
 
 import argparse  # noqa: E402
@@ -71,7 +90,7 @@ except ImportError as _e:  # the inputs are generated with numpy: no rows at all
         f"refs.py: numpy is needed for the inputs and checks ({_e}); use the venv of scripts/bench.sh --with-python-refs"
     )
 
-SUITES = ["large_ad", "jvp_vjp", "overhead", "mlp"]
+SUITES = ["large_ad", "jvp_vjp", "overhead", "mlp", "gpu_linalg_ad"]
 FRAMEWORKS = ["pytorch", "jax"]
 
 # ---- frameworks -----------------------------------------------------------------------------------
@@ -101,7 +120,7 @@ def import_frameworks(wanted):
             import jax as _jax
 
             _jax.config.update("jax_enable_x64", True)
-            _jax.config.update("jax_platforms", "cpu")
+            _jax.config.update("jax_platforms", os.environ["JAX_PLATFORMS"])
             import jax.numpy as _jnp
 
             jax, jnp = _jax, _jnp
@@ -369,8 +388,9 @@ class JvpVjpImpl:
     step(mode) returns (step, result): step() is the timed region, result() reads the last one as
     floats/numpy ((loss, tangent) or (loss, gradient))."""
 
-    def __init__(self, fw, case, n):
+    def __init__(self, fw, case, n, device=None):
         self.fw, self.case, self.n = fw, case, n
+        self.device = device  # None: the CPU; else a torch.device or a jax device (gpu_linalg_ad)
         self.op = op_of(case)
         self.A, self.bs = jvp_vjp_inputs(case, n)
         self.dA = jvp_vjp_tangent(case, n)
@@ -397,14 +417,18 @@ class JvpVjpImpl:
         op, last = self.op, {}
         if self.fw == "pytorch":
             fwad = torch.autograd.forward_ad
-            A = torch.from_numpy(self.A.copy())
-            bs = [torch.from_numpy(b.copy()) for b in self.bs]
+            dev = self.device or torch.device("cpu")
+            # A device step ends with a synchronisation (the GPU rows time latency).
+            sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+            A = torch.from_numpy(self.A.copy()).to(dev)
+            bs = [torch.from_numpy(b.copy()).to(dev) for b in self.bs]
             if mode == "jvp":
-                dA = torch.from_numpy(self.dA.copy())
+                dA = torch.from_numpy(self.dA.copy()).to(dev)
 
                 def step():
                     y = torch_loss(op, [fwad.make_dual(A, dA), *bs])
                     last["out"] = fwad.unpack_dual(y)
+                    sync()
 
                 def result():
                     p, t = last["out"]
@@ -412,15 +436,16 @@ class JvpVjpImpl:
 
             else:
                 A.requires_grad_(True)
-                one = torch.ones((), dtype=torch.float64)
+                one = torch.ones((), dtype=torch.float64, device=dev)
 
                 def step():
                     y = torch_loss(op, [A, *bs])
                     last["out"] = (y, torch.autograd.grad([y], [A], [one])[0])
+                    sync()
 
                 def result():
                     y, g = last["out"]
-                    return float(y), g.numpy().copy()
+                    return float(y), g.detach().cpu().numpy().copy()
 
         else:
             A, bs = jnp.asarray(self.A), [jnp.asarray(b) for b in self.bs]
@@ -437,6 +462,8 @@ class JvpVjpImpl:
                     return y, pull(ct)[0]
 
                 args = (A, jnp.ones(()), *bs)
+            if self.device is not None:
+                args = tuple(jax.device_put(a, self.device) for a in args)
             f = jax.jit(fn)
             jax.block_until_ready(f(*args))  # compile outside the timing
 
@@ -666,6 +693,71 @@ class JvpVjpRow(Bench):
         return step, post
 
 
+# -- gpu_linalg_ad: the jvp_vjp cases on a CUDA device (bench/gpu_linalg_ad.cpp) --
+
+
+def gpu_sizes():
+    return sizes_from("TENAX_GPU_SIZES", [2, 4, 8, 256, 512], [2, 4, 8, 256, 512])
+
+
+def framework_device(fw):
+    """(device, "") for fw's GPU rows, or (None, why not). TENAX_REFS_DEVICE=cpu runs them on the
+    CPU (to try the code without a GPU; such figures are not GPU figures)."""
+    cpu = os.environ.get("TENAX_REFS_DEVICE", "cuda") == "cpu"
+    if fw == "pytorch":
+        if cpu:
+            return torch.device("cpu"), ""
+        if not torch.cuda.is_available():
+            return None, "no CUDA device is visible to PyTorch"
+        return torch.device("cuda:0"), ""
+    try:
+        return jax.devices("cpu" if cpu else "gpu")[0], ""
+    except RuntimeError as e:
+        return None, f"no CUDA device is visible to JAX ({e})"
+
+
+class GpuRow(JvpVjpRow):
+    """gpu_linalg_ad/<case>_<jvp|vjp>/f64/<n>x<n>/<fw>: jvp_vjp's timed region on the device, inputs
+    uploaded outside the timing, a synchronisation at the end of each step (PyTorch:
+    torch.cuda.synchronize; JAX: block_until_ready), nothing downloaded. Checked once: the framework's
+    CPU result as in jvp_vjp (central differences, PyTorch vs JAX), then the device result against it
+    (1e-8)."""
+
+    def check(self):
+        dev, why = framework_device(self.fw)
+        if dev is None:
+            return (f"{self.fw} {self.name}: {why}", "")
+        err, info = jvp_vjp_check(self.fw, self.case, self.mode, self.n, self.frameworks, f"{self.fw} {self.name}")
+        if err:
+            return (err, "")
+        want_val, want_res = _CHECKS[("jvp_vjp", self.fw, self.case, self.mode, self.n)]
+        impl = JvpVjpImpl(self.fw, self.case, self.n, dev)
+        val, res = impl.run(self.mode)
+        if self.mode == "jvp":
+            e = abs(res - want_res) / max(abs(res), abs(want_res), 1e-300)
+        else:
+            e = rel_diff(res, want_res, op_of(self.case) in SYMMETRIC)
+        if not (close(val, want_val, LOSS_RTOL * 100) and e <= CROSS_RTOL):
+            return (f"{self.fw} {self.name}: the device result differs from the CPU's (relative {num(e)})", "")
+        self.device = dev
+        self.device_result = (val, res)
+        return ("", f"{info}, {dev} vs cpu {num(e)}")
+
+    def prepare(self):
+        want_val, want_res = self.device_result
+        self.impl = JvpVjpImpl(self.fw, self.case, self.n, self.device)
+        step, result = self.impl.step(self.mode)
+
+        def post():
+            val, res = result()
+            ok = close(val, want_val) and (
+                close(res, want_res) if self.mode == "jvp" else rel_diff(res, want_res, False) <= 1e-12
+            )
+            return "" if ok else "the result left by the timed iterations differs from the checked one"
+
+        return step, post
+
+
 # -- overhead: chain of 100 mul/add on one-element tensors (bench/overhead_chain.hpp) --
 
 CHAIN_OPS, CHAIN_X0, CHAIN_C = 100, 0.5, 1.01
@@ -883,6 +975,12 @@ def all_rows(suites, frameworks):
         if "mlp" in suites:
             for case in MLP_CASES:
                 rows.append(MlpRow(f"mlp/train/f64/{case[0]}/{fw}", fw, case))
+        if "gpu_linalg_ad" in suites:
+            for case in JVP_VJP_CASES:
+                for n in gpu_sizes():
+                    for mode in ("jvp", "vjp"):
+                        name = f"gpu_linalg_ad/{case}_{mode}/f64/{n}x{n}/{fw}"
+                        rows.append(GpuRow(name, fw, case, mode, n, frameworks))
     return rows
 
 
