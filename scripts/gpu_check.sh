@@ -5,7 +5,10 @@
 # (short samples). Prints a summary line per step and leaves logs (and the benchmark's JSON) in
 # $OUT (or build-gpu/logs).
 #
-#   scripts/gpu_check.sh             build + cuda tests + memcheck
+#   scripts/gpu_check.sh                   build here, then the tests, memcheck and the benchmark
+#   scripts/gpu_check.sh --bundle FILE     no build: the binaries and their CPU libraries from
+#                                          scripts/gpu_bundle.sh (for GPU machines without OpenBLAS,
+#                                          LAPACKE, GoogleTest or Google Benchmark installed)
 #   TENAX_GPU_ARCH=90 scripts/gpu_check.sh
 #
 # Environment: TENAX_BUILD_DIR (default <repo>/build-gpu), TENAX_JOBS (default nproc),
@@ -15,39 +18,57 @@ set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${TENAX_BUILD_DIR:-$root/build-gpu}
-logs=${OUT:-$dir/logs}
+# Logs go to a folder of their own; with $OUT set (the device tool), they come back as three files
+# (at most 8 may): summary.md, test_cuda.log and gpu_check_logs.tar.gz with everything.
+logs=$dir/logs
 jobs=${TENAX_JOBS:-$(nproc 2>/dev/null || echo 4)}
 mkdir -p "$dir" "$logs"
 say() { printf '== %s\n' "$*"; }
+
+bundle=""
+if [[ ${1:-} == --bundle ]]; then
+  bundle=$(cd "$(dirname "${2:?--bundle needs a file}")" && pwd)/$(basename "$2")
+fi
 
 nvidia-smi -L || { say "no GPU visible (nvidia-smi -L failed)"; exit 2; }
 arch=${TENAX_GPU_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '. ')}
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 [[ -x $nvcc ]] || { say "no nvcc"; exit 2; }
-[[ ${TENAX_SKIP_SETUP:-0} == 1 ]] || "$root/scripts/setup.sh" >"$logs/setup.log" 2>&1 || { tail -20 "$logs/setup.log"; exit 1; }
 
-generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 start=$SECONDS
-cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTENAX_WITH_CUDA=ON \
-  -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DTENAX_BUILD_TESTS=ON \
-  -DTENAX_BUILD_BENCH=ON -DTENAX_BENCH_LIBTORCH=OFF -DTENAX_BUILD_EXAMPLES=OFF >"$logs/configure.log" 2>&1 ||
-  { tail -30 "$logs/configure.log"; exit 1; }
-targets=(test_cuda test_cuda_absent)
-[[ ${TENAX_SKIP_BENCH:-0} == 1 ]] || targets+=(bench_gpu_linalg_ad)
-cmake --build "$dir" --parallel "$jobs" --target "${targets[@]}" >"$logs/build.log" 2>&1 ||
-  { grep -E 'error|FAILED' "$logs/build.log" | head -40; exit 1; }
-say "built for sm_$arch in $((SECONDS - start)) s"
+if [[ -n $bundle ]]; then
+  unpacked=$(mktemp -d)
+  tar -C "$unpacked" -xJf "$bundle" || { say "cannot unpack $bundle"; exit 1; }
+  export LD_LIBRARY_PATH="$unpacked/lib:$(dirname "$nvcc")/../lib64:$(dirname "$nvcc")/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  test_bin=$unpacked/bin/test_cuda absent_bin=$unpacked/bin/test_cuda_absent bench_bin=$unpacked/bin/bench_gpu_linalg_ad
+  say "bundle $bundle unpacked; the GPU is sm_$arch"
+  ldd "$test_bin" | grep -E 'not found' && { say "a library of the bundle is missing here"; exit 1; }
+else
+  [[ ${TENAX_SKIP_SETUP:-0} == 1 ]] || "$root/scripts/setup.sh" >"$logs/setup.log" 2>&1 ||
+    { tail -20 "$logs/setup.log"; exit 1; }
+  generator=()
+  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTENAX_WITH_CUDA=ON \
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DTENAX_BUILD_TESTS=ON \
+    -DTENAX_BUILD_BENCH=ON -DTENAX_BENCH_LIBTORCH=OFF -DTENAX_BUILD_EXAMPLES=OFF >"$logs/configure.log" 2>&1 ||
+    { tail -30 "$logs/configure.log"; exit 1; }
+  targets=(test_cuda test_cuda_absent)
+  [[ ${TENAX_SKIP_BENCH:-0} == 1 ]] || targets+=(bench_gpu_linalg_ad)
+  cmake --build "$dir" --parallel "$jobs" --target "${targets[@]}" >"$logs/build.log" 2>&1 ||
+    { grep -E 'error|FAILED' "$logs/build.log" | head -40; exit 1; }
+  test_bin=$dir/tests/test_cuda absent_bin=$dir/tests/test_cuda_absent bench_bin=$dir/bench/bench_gpu_linalg_ad
+  say "built for sm_$arch in $((SECONDS - start)) s"
+fi
 
 status=0
-"$dir/tests/test_cuda" --gtest_color=no >"$logs/test_cuda.log" 2>&1 || status=1
+"$test_bin" --gtest_color=no >"$logs/test_cuda.log" 2>&1 || status=1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|ops without a CUDA kernel|Failure|error' "$logs/test_cuda.log" | head -60
-"$dir/tests/test_cuda_absent" --gtest_color=no >"$logs/test_cuda_absent.log" 2>&1 || status=1
+"$absent_bin" --gtest_color=no >"$logs/test_cuda_absent.log" 2>&1 || status=1
 tail -3 "$logs/test_cuda_absent.log"
 if [[ ${TENAX_SKIP_MEMCHECK:-0} != 1 ]]; then
   sanitizer=$(command -v compute-sanitizer || echo "$(dirname "$nvcc")/compute-sanitizer")
   if [[ -x $sanitizer ]]; then
-    "$sanitizer" --tool memcheck --error-exitcode 3 "$dir/tests/test_cuda" --gtest_color=no >"$logs/memcheck.log" 2>&1 ||
+    "$sanitizer" --tool memcheck --error-exitcode 3 "$test_bin" --gtest_color=no >"$logs/memcheck.log" 2>&1 ||
       status=1
     grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED)' "$logs/memcheck.log" | head -10
   else
@@ -55,9 +76,9 @@ if [[ ${TENAX_SKIP_MEMCHECK:-0} != 1 ]]; then
   fi
 fi
 if [[ ${TENAX_SKIP_BENCH:-0} != 1 ]]; then
-  "$dir/bench/bench_gpu_linalg_ad" --benchmark_min_time=0.05 --benchmark_repetitions=3 \
+  "$bench_bin" --benchmark_min_time=0.05 --benchmark_repetitions=3 \
     --benchmark_out="$logs/gpu_linalg_ad.json" --benchmark_out_format=json >"$logs/bench.log" 2>&1 || status=1
-  grep -E '_median|ERROR|error' "$logs/bench.log" | head -80
+  grep -E '_median|ERROR|error' "$logs/bench.log" | sort -u | head -80
   # PyTorch and JAX on the same GPU (bench/ref_python/refs.py), where python3 imports them.
   jsons=("$logs/gpu_linalg_ad.json")
   if [[ ${TENAX_SKIP_REFS:-0} != 1 ]] && python3 -c 'import numpy' 2>/dev/null; then
@@ -67,6 +88,11 @@ if [[ ${TENAX_SKIP_BENCH:-0} != 1 ]]; then
   fi
   python3 "$root/bench/report.py" --out "$logs/report" --command "scripts/gpu_check.sh" "${jsons[@]}" \
     >"$logs/report.log" 2>&1 && cat "$logs/report/summary.md" 2>/dev/null | head -120
+fi
+if [[ -n ${OUT:-} ]]; then
+  cp "$logs/report/summary.md" "$OUT/" 2>/dev/null
+  cp "$logs/test_cuda.log" "$OUT/" 2>/dev/null
+  tar -C "$logs" -czf "$OUT/gpu_check_logs.tar.gz" .
 fi
 say "gpu check: $([[ $status == 0 ]] && echo passed || echo FAILED) in $((SECONDS - start)) s (logs: $logs)"
 exit $status
