@@ -20,10 +20,10 @@ TENAX_CMP_REAL(fn::Gt)
 TENAX_CMP_REAL(fn::Ge)
 
 #define TENAX_CONVERT(D, S) TENAX_MAP1(D, fn::Convert<D>, S)
-#define TENAX_CONVERT_FROM(S)                                                                                        \
-  TENAX_CONVERT(bool, S)                                                                                             \
-  TENAX_CONVERT(i32, S) TENAX_CONVERT(i64, S) TENAX_CONVERT(float, S) TENAX_CONVERT(double, S) TENAX_CONVERT(c64, S) \
-      TENAX_CONVERT(c128, S)
+#define TENAX_CONVERT_FROM(S) \
+  TENAX_CONVERT(bool, S)      \
+  TENAX_CONVERT(i32, S)       \
+  TENAX_CONVERT(i64, S) TENAX_CONVERT(float, S) TENAX_CONVERT(double, S) TENAX_CONVERT(c64, S) TENAX_CONVERT(c128, S)
 TENAX_CONVERT_FROM(bool)
 TENAX_CONVERT_FROM(i32)
 TENAX_CONVERT_FROM(i64)

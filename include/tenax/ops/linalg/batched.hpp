@@ -194,22 +194,15 @@ void gesvd(const Tensor<T>& a, const Tensor<real_t<T>>& s, const Tensor<T>& u, c
   if (vectors) copy_into(vh, v.mH());
 }
 
-// Rows gathered by a 0-based permutation: out[i, :, b] = x[perm[i, b], :, b] (contiguous x, out).
+// Rows gathered by a 0-based permutation on a device: out[i, :, b] = x[perm[i, b], :, b] (contiguous x,
+// out). The CPU gathers in ops::PermuteRows itself, straight from strided views.
 template <class T>
-void permute_rows(const Tensor<T>& x, const Tensor<std::int64_t>& perm, const Tensor<T>& out) {
-  const std::int64_t m = x.shape()[0], n = x.shape()[1], nb = matrices(x.shape());
-  const T* xp = x.data();
-  const std::int64_t* q = perm.data();
-  T* op = out.mutable_data();
-  if (x.device().is_cpu()) {
-    for (std::int64_t b = 0; b < nb; ++b)
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i < m; ++i) op[i + j * m + b * m * n] = xp[q[i + b * m] + j * m + b * m * n];
-    return;
-  }
+void permute_rows(const Tensor<T>& x, [[maybe_unused]] const Tensor<std::int64_t>& perm,
+                  [[maybe_unused]] const Tensor<T>& out) {
 #if defined(TENAX_HAS_CUDA)
   if (x.device().is_cuda()) {
-    cuda::permute_rows<T>(x.device().index, m, n, nb, xp, q, op);
+    cuda::permute_rows<T>(x.device().index, x.shape()[0], x.shape()[1], matrices(x.shape()), x.data(), perm.data(),
+                          out.mutable_data());
     return;
   }
 #endif
