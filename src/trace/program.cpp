@@ -96,7 +96,10 @@ Program::Program(const Graph& g) : g_(g), traced_nodes_(g.nodes.size()) {
   }
   // Liveness: a value dies after its last reader (or right after its definition when unread);
   // inputs, constants and outputs are never released by the plan.
-  std::vector<std::int64_t> last(nv, -1), def(nv, -1);
+  last_.assign(nv, -1);
+  def_.assign(nv, -1);
+  std::vector<std::int64_t>& last = last_;
+  std::vector<std::int64_t>& def = def_;
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     for (std::int32_t v : g_.nodes[k].in) last[static_cast<std::size_t>(v)] = static_cast<std::int64_t>(k);
     for (std::int32_t v : g_.nodes[k].out)
@@ -164,25 +167,327 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
         if (!p.is_constant_[v]) p.env_[v].reset();
     }
   } clear{*this};
+  if (anomaly)
+    run_forward(true, false);
+  else if (!prepared_)
+    run_capture();
+  else if (inputs_match_plan())
+    run_prepared();
+  else
+    run_forward(false, true);
+  for (std::size_t k = 0; k < g_.outputs.size(); ++k) outputs[k] = env_[static_cast<std::size_t>(g_.outputs[k])];
+}
+
+bool Program::inputs_match_plan() const {
+  for (std::size_t k = 0; k < g_.inputs.size(); ++k)
+    if (!(env_[static_cast<std::size_t>(g_.inputs[k])]->strides == input_strides_[k])) return false;
+  return true;
+}
+
+namespace {
+
+// Whether only the holder of this reference refers to the body and only the body to its storage.
+bool sole_owner(const detail::TensorImpl* t) {
+  return t != nullptr && t->refs_.load(std::memory_order_acquire) == 1 &&
+         t->storage->refs_.load(std::memory_order_acquire) == 1;
+}
+
+}  // namespace
+
+// Step k's op forward; with in_place, an elementwise op may write into the input the liveness
+// plan lets it overwrite, when nothing else holds that input (kernels/donation.hpp).
+void Program::forward_step(std::size_t k, bool in_place) {
+  const GraphNode& n = g_.nodes[k];
+  detail::TensorImpl* give = nullptr;
+  if (const std::int32_t v = in_place_[k]; v >= 0 && in_place && sole_owner(env_[static_cast<std::size_t>(v)].get()))
+    give = env_[static_cast<std::size_t>(v)].get();
+  detail::DonationScope offer(give);
+  n.forward(env_.data(), n.in.data(), n.out.data());
+}
+
+// Every step's op forward, values released after their last reader; an elementwise step may write
+// into an input that dies at it when nothing else holds that input's body or storage.
+void Program::run_forward(bool anomaly, bool in_place) {
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
-    const GraphNode& n = g_.nodes[k];
-    detail::TensorImpl* give = nullptr;
-    if (const std::int32_t v = in_place_[k]; v >= 0 && !anomaly) {
-      // Only this program's environment may hold the body, and only the body its storage.
-      detail::TensorImpl* t = env_[static_cast<std::size_t>(v)].get();
-      if (t != nullptr && t->refs_.load(std::memory_order_acquire) == 1 &&
-          t->storage->refs_.load(std::memory_order_acquire) == 1)
-        give = t;
-    }
-    {
-      detail::DonationScope offer(give);
-      n.forward(env_.data(), n.in.data(), n.out.data());
-    }
+    forward_step(k, in_place);
     if (anomaly) [[unlikely]]
       check_step(k);
     for (std::int32_t v : release_[k]) env_[static_cast<std::size_t>(v)].reset();
   }
-  for (std::size_t k = 0; k < g_.outputs.size(); ++k) outputs[k] = env_[static_cast<std::size_t>(g_.outputs[k])];
+}
+
+// The first run: every step's forward with its kernel captured, nothing released or overwritten
+// (so that storage identity tells which values share a buffer), then the plan.
+void Program::run_capture() {
+  std::vector<detail::KernelCapture> caps(g_.nodes.size());
+  for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
+    const GraphNode& n = g_.nodes[k];
+    detail::CaptureScope capture(&caps[k]);
+    n.forward(env_.data(), n.in.data(), n.out.data());
+  }
+  prepare(caps);
+  input_strides_.clear();
+  for (std::int32_t v : g_.inputs) input_strides_.push_back(env_[static_cast<std::size_t>(v)]->strides);
+  prepared_ = true;
+}
+
+namespace {
+
+// A body over `storage` with the given dtype and layout (no AD state).
+detail::ImplPtr body_over(const detail::Storage& storage, DType dtype, Device device, const Shape& shape,
+                          const Strides& strides, std::int64_t offset) {
+  detail::ImplPtr t(detail::TensorImpl::create());
+  t->dtype = dtype;
+  t->device = device;
+  t->shape = shape;
+  t->strides = strides;
+  t->offset = offset;
+  t->storage = storage;
+  return t;
+}
+
+// Offsets in bytes: a view may have another dtype than its base (real/imag of complex values).
+std::int64_t byte_offset(const detail::TensorImpl& t) {
+  return t.offset * static_cast<std::int64_t>(dtype_size(t.dtype));
+}
+detail::ImplPtr view_over(const detail::TensorImpl& base, DType dtype, Device device, const Shape& shape,
+                          const Strides& strides, std::int64_t byte_delta) {
+  return body_over(base.storage, dtype, device, shape, strides,
+                   (byte_offset(base) + byte_delta) / static_cast<std::int64_t>(dtype_size(dtype)));
+}
+
+bool is_plain_buffer(const detail::TensorImpl& t) { return t.offset == 0 && t.is_contiguous() && t.numel() > 0; }
+
+}  // namespace
+
+void Program::prepare(std::vector<detail::KernelCapture>& caps) {
+  using Kind = Step::Kind;
+  const std::size_t nv = g_.values.size(), ns = g_.nodes.size();
+  steps_.assign(ns, Step{});
+  auto storage_of = [&](std::int32_t v) -> const void* {
+    const detail::TensorImpl* t = env_[static_cast<std::size_t>(v)].get();
+    return t ? static_cast<const void*>(t->storage.get()) : nullptr;
+  };
+  // 1. What each step is.
+  for (std::size_t k = 0; k < ns; ++k) {
+    const GraphNode& n = g_.nodes[k];
+    Step& st = steps_[k];
+    if (n.out.size() != 1 || n.out[0] < 0 || def_[static_cast<std::size_t>(n.out[0])] != static_cast<std::int64_t>(k))
+      continue;
+    const std::int32_t o = n.out[0];
+    const detail::TensorImpl* y = env_[static_cast<std::size_t>(o)].get();
+    if (y == nullptr) continue;
+    detail::KernelCapture& c = caps[k];
+    auto layout = [&] {
+      st.out = o;
+      st.dtype = y->dtype;
+      st.device = y->device;
+      st.shape = y->shape;
+      st.strides = y->strides;
+      st.offset = y->offset;
+    };
+    if ((n.one_kernel || n.elementwise) && c.kernels == 1 && c.out && c.out->storage.get() == y->storage.get() &&
+        is_plain_buffer(*c.out)) {
+      bool ok = true;
+      for (std::int32_t v : n.in) ok = ok && storage_of(v) != y->storage.get();  // a fresh buffer
+      for (int j = 0; j < c.n_operands && ok; ++j) {
+        std::int32_t found = -1;
+        for (std::int32_t v : n.in)
+          if (env_[static_cast<std::size_t>(v)].get() == c.operands[static_cast<std::size_t>(j)].get()) found = v;
+        st.operands[static_cast<std::size_t>(j)] = found;
+        ok = found >= 0;
+      }
+      if (ok) {
+        layout();
+        st.kind = Kind::kernel;
+        st.fn = std::move(c.fn);
+        st.n_operands = c.n_operands;
+        st.buffer = c.out->shape;
+        st.out_is_buffer = c.out.get() == y;
+        continue;
+      }
+    }
+    for (std::int32_t v : n.in)
+      if (storage_of(v) == y->storage.get()) {
+        layout();
+        st.kind = Kind::view;
+        st.base = v;
+        st.offset = byte_offset(*y) - byte_offset(*env_[static_cast<std::size_t>(v)]);
+        break;
+      }
+  }
+  // 2. Groups of values sharing a storage; a group gets a slot when a kernel step writes its buffer
+  // and no program input, output or constant belongs to it.
+  std::unordered_map<const void*, std::int32_t> group_of_storage;
+  std::vector<std::int32_t> group(nv, -1);
+  for (std::size_t v = 0; v < nv; ++v)
+    if (const void* s = storage_of(static_cast<std::int32_t>(v)))
+      group[v] = group_of_storage.emplace(s, static_cast<std::int32_t>(group_of_storage.size())).first->second;
+  const std::size_t ng = group_of_storage.size();
+  std::vector<std::int64_t> group_last(ng, -1);
+  std::vector<std::int32_t> root(ng, -1);  // the kernel step writing the group's buffer
+  std::vector<char> pinned(ng, 0);
+  for (std::size_t v = 0; v < nv; ++v)
+    if (group[v] >= 0)
+      group_last[static_cast<std::size_t>(group[v])] =
+          std::max({group_last[static_cast<std::size_t>(group[v])], last_[v], def_[v]});
+  for (std::int32_t v : g_.inputs) pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])] = 1;
+  for (std::int32_t v : g_.outputs) pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])] = 1;
+  for (std::int32_t v : g_.constant_ids) pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])] = 1;
+  for (std::size_t k = 0; k < ns; ++k)
+    if (steps_[k].kind == Kind::kernel) {
+      const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(steps_[k].out)]);
+      if (root[gk] >= 0 || !steps_[k].device.is_cpu()) pinned[gk] = 1;
+      root[gk] = static_cast<std::int32_t>(k);
+    }
+  for (std::size_t gk = 0; gk < ng; ++gk)
+    if (root[gk] < 0) pinned[gk] = 1;
+  // 3. Slots: best fit among the free ones, in step order; an elementwise step may take over the
+  // slot of an operand whose group ends at it (in place) when that operand is the group's whole
+  // buffer and no other operand reads the group.
+  std::vector<std::vector<std::int32_t>> ends(ns);
+  for (std::size_t gk = 0; gk < ng; ++gk)
+    if (!pinned[gk]) ends[static_cast<std::size_t>(group_last[gk])].push_back(static_cast<std::int32_t>(gk));
+  std::vector<std::int32_t> slot_of(ng, -1);
+  std::vector<std::int64_t> capacity;
+  std::vector<char> is_free;
+  auto bytes_of_buffer = [](const Step& st) {
+    return numel_of(st.buffer) * static_cast<std::int64_t>(dtype_size(st.dtype));
+  };
+  for (std::size_t k = 0; k < ns; ++k) {
+    Step& st = steps_[k];
+    if (st.kind == Kind::kernel) {
+      const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(st.out)]);
+      const std::int64_t bytes = bytes_of_buffer(st);
+      if (!pinned[gk]) {
+        std::int32_t chosen = -1;
+        if (g_.nodes[k].elementwise)
+          for (int j = 0; j < st.n_operands && chosen < 0; ++j) {
+            const std::int32_t u = st.operands[static_cast<std::size_t>(j)];
+            const std::int32_t gu = group[static_cast<std::size_t>(u)];
+            if (pinned[static_cast<std::size_t>(gu)] ||
+                group_last[static_cast<std::size_t>(gu)] != static_cast<std::int64_t>(k))
+              continue;
+            const Step& su = steps_[static_cast<std::size_t>(def_[static_cast<std::size_t>(u)])];
+            bool alone = su.kind == Kind::kernel && su.out == u && su.out_is_buffer && su.buffer == st.buffer &&
+                         su.dtype == st.dtype;
+            for (int i = 0; i < st.n_operands; ++i) {
+              const std::int32_t w = st.operands[static_cast<std::size_t>(i)];
+              alone = alone && (w == u || group[static_cast<std::size_t>(w)] != gu);
+            }
+            if (alone) {
+              chosen = slot_of[static_cast<std::size_t>(gu)];
+              slot_of[static_cast<std::size_t>(gu)] = -1;  // handed over, not freed at its end
+            }
+          }
+        if (chosen < 0)
+          for (std::size_t s = 0; s < capacity.size(); ++s)
+            if (is_free[s] && capacity[s] >= bytes &&
+                (chosen < 0 || capacity[s] < capacity[static_cast<std::size_t>(chosen)]))
+              chosen = static_cast<std::int32_t>(s);
+        if (chosen < 0) {
+          chosen = static_cast<std::int32_t>(capacity.size());
+          capacity.push_back(bytes);
+          is_free.push_back(0);
+        }
+        is_free[static_cast<std::size_t>(chosen)] = 0;
+        slot_of[gk] = chosen;
+        st.slot = chosen;
+      } else if (g_.nodes[k].elementwise && in_place_[k] >= 0) {
+        // A pool buffer per run; it may take the body of the input the liveness plan lets it
+        // overwrite, when that input is a plain buffer of the same layout (checked at run time
+        // by reference counts, as in run_forward).
+        const detail::TensorImpl* u = env_[static_cast<std::size_t>(in_place_[k])].get();
+        for (int j = 0; j < st.n_operands; ++j)
+          if (st.operands[static_cast<std::size_t>(j)] == in_place_[k] && u && is_plain_buffer(*u) &&
+              u->shape == st.buffer && u->dtype == st.dtype && st.out_is_buffer)
+            st.reuse = in_place_[k];
+      }
+    }
+    for (std::int32_t gk : ends[k])
+      if (const std::int32_t s = slot_of[static_cast<std::size_t>(gk)]; s >= 0)
+        is_free[static_cast<std::size_t>(s)] = 1;
+  }
+  // 4. The slots' storage and the bodies that stay the same every run.
+  slots_.clear();
+  for (std::int64_t c : capacity) slots_.push_back(detail::make_storage(static_cast<std::size_t>(c), Device::cpu()));
+  std::vector<char> fixed_value(nv, 0);
+  for (std::size_t k = 0; k < ns; ++k) {
+    Step& st = steps_[k];
+    if (st.kind == Kind::kernel && st.slot >= 0) {
+      st.fixed =
+          body_over(slots_[static_cast<std::size_t>(st.slot)], st.dtype, st.device, st.shape, st.strides, st.offset);
+      fixed_value[static_cast<std::size_t>(st.out)] = 1;
+    } else if (st.kind == Kind::view && fixed_value[static_cast<std::size_t>(st.base)]) {
+      const Step& sb = steps_[static_cast<std::size_t>(def_[static_cast<std::size_t>(st.base)])];
+      st.fixed = view_over(*sb.fixed, st.dtype, st.device, st.shape, st.strides, st.offset);
+      fixed_value[static_cast<std::size_t>(st.out)] = 1;
+    }
+  }
+}
+
+void Program::run_prepared() {
+  using Kind = Step::Kind;
+  for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
+    Step& st = steps_[k];
+    switch (st.kind) {
+      case Kind::forward:
+        forward_step(k, true);
+        break;
+      case Kind::kernel: {
+        char* p[detail::kMaxKernelOperands + 1];
+        for (int j = 0; j < st.n_operands; ++j)
+          p[j + 1] =
+              static_cast<char*>(env_[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j)])]->data());
+        detail::ImplPtr& y = env_[static_cast<std::size_t>(st.out)];
+        if (st.fixed) {
+          p[0] = static_cast<char*>(st.fixed->storage->data);
+          st.fn(p);
+          y = st.fixed;
+          break;
+        }
+        detail::ImplPtr buf;
+        if (st.reuse >= 0) {
+          detail::ImplPtr& u = env_[static_cast<std::size_t>(st.reuse)];
+          if (sole_owner(u.get())) buf = std::move(u);
+        }
+        if (!buf) buf = detail::make_impl(st.dtype, st.buffer, st.device);
+        p[0] = static_cast<char*>(buf->storage->data);
+        st.fn(p);
+        y = st.out_is_buffer ? std::move(buf)
+                             : body_over(buf->storage, st.dtype, st.device, st.shape, st.strides, st.offset);
+        break;
+      }
+      case Kind::view: {
+        if (st.fixed) {
+          env_[static_cast<std::size_t>(st.out)] = st.fixed;
+        } else {
+          env_[static_cast<std::size_t>(st.out)] =
+              view_over(*env_[static_cast<std::size_t>(st.base)], st.dtype, st.device, st.shape, st.strides, st.offset);
+        }
+        break;
+      }
+    }
+    for (std::int32_t v : release_[k]) env_[static_cast<std::size_t>(v)].reset();
+  }
+}
+
+std::size_t Program::kernel_steps() const {
+  std::size_t c = 0;
+  for (const Step& s : steps_) c += s.kind == Step::Kind::kernel;
+  return c;
+}
+
+std::size_t Program::view_steps() const {
+  std::size_t c = 0;
+  for (const Step& s : steps_) c += s.kind == Step::Kind::view;
+  return c;
+}
+
+std::int64_t Program::slot_bytes() const {
+  std::int64_t b = 0;
+  for (const detail::Storage& s : slots_) b += static_cast<std::int64_t>(s->bytes);
+  return b;
 }
 
 void Program::check_step(std::size_t k) const {
@@ -198,6 +503,12 @@ std::string Program::str() const {
   std::ostringstream o;
   o << "program: " << g_.nodes.size() << " step(s) (traced " << traced_nodes_ << ", " << cse_merged_
     << " merged by CSE, " << dce_removed_ << " removed as dead), plan peak " << peak_bytes_ << " bytes\n";
+  if (prepared_)
+    o << "  prepared: " << kernel_steps() << " kernel step(s), " << view_steps() << " view step(s), "
+      << g_.nodes.size() - kernel_steps() - view_steps() << " forward step(s); static plan " << slots_.size()
+      << " slot(s), " << slot_bytes() << " bytes\n";
+  else
+    o << "  not prepared yet (the first run captures the kernels and makes the static plan)\n";
   for (std::size_t k = 0; k < g_.inputs.size(); ++k)
     o << "  %" << g_.inputs[k] << " = input " << k << " : " << g_.values[static_cast<std::size_t>(g_.inputs[k])].str()
       << '\n';
@@ -215,6 +526,18 @@ std::string Program::str() const {
       if (v >= 0)
         o << ' ' << g_.values[static_cast<std::size_t>(v)].str() << " ("
           << bytes_of(g_.values[static_cast<std::size_t>(v)]) << " B)";
+    if (prepared_) {
+      const Step& st = steps_[k];
+      if (st.kind == Step::Kind::kernel) {
+        o << "  [kernel";
+        if (st.slot >= 0) o << ", slot " << st.slot;
+        o << ']';
+      } else if (st.kind == Step::Kind::view) {
+        o << "  [view of %" << st.base << ']';
+      } else {
+        o << "  [forward]";
+      }
+    }
     if (in_place_[k] >= 0) o << "  in place of %" << in_place_[k];
     if (!release_[k].empty()) {
       o << "  free";

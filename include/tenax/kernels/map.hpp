@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "tenax/core/tensor.hpp"
+#include "tenax/kernels/capture.hpp"
 #include "tenax/kernels/donation.hpp"
 #include "tenax/kernels/parallel_loop.hpp"
 #include "tenax/ops/functors.hpp"
@@ -94,23 +95,12 @@ bool map_on_device(std::string_view op, Device dev, F f, const Shape& shape, con
   fail(op, "no kernel for device ", dev.str());
 }
 
-// Elementwise map into a fresh tensor of the broadcast shape.
-template <class Out, class F, class... In>
-Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
-  const Device dev = common_device(op, in...);
-  const Shape shape = broadcast_all(op, in...);
-  check_kernel_device(op, dev);
-  // In a prepared run, the buffer of an input that dies here (kernels/donation.hpp).
-  detail::ImplPtr given;
-  if (donated_body() != nullptr) [[unlikely]]
-    given = take_donation(dtype_of<Out>, shape, dev, {in.impl().get()...});
-  Tensor<Out> out = given ? Tensor<Out>(std::move(given)) : Tensor<Out>::empty(shape, dev);
-  constexpr std::size_t N = sizeof...(In) + 1;
-  std::array<Strides, N> st{byte_strides(*out.impl()), broadcast_byte_strides(*in.impl(), shape)...};
-  std::array<char*, N> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
-  if (map_on_device<Out, F, In...>(op, dev, f, shape, st, p)) return out;
-  cpu::parallel_strided_loop<N>(
-      shape, st, p, [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
+// The CPU kernel of a map over a merged loop nest (operand 0 the output): what detail::map runs,
+// and what a prepared program's step runs later from the captured nest (kernels/capture.hpp).
+template <class Out, class F, class... In, std::size_t N = sizeof...(In) + 1>
+void run_map_cpu(F f, const cpu::LoopNest<N>& nest, std::array<char*, N> p) {
+  cpu::parallel_run_loops<N>(
+      nest, p, [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
         bool unit = s[0] == sizeof(Out);
         std::size_t k = 1;
         ((unit = unit && s[k++] == static_cast<std::int64_t>(sizeof(In))), ...);
@@ -129,6 +119,42 @@ Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
           (std::index_sequence_for<In...>{});
         }
       });
+}
+
+template <class>
+using BodyOf = const TensorImpl*;
+
+// Records the CPU kernel of this call for a prepared program's first run (kernels/capture.hpp).
+template <class Out, class F, class... In, std::size_t N = sizeof...(In) + 1>
+void capture_map(KernelCapture& c, F f, const cpu::LoopNest<N>& nest, const TensorImpl* out, BodyOf<In>... in) {
+  c.record(
+      [f, nest](char* const* ptrs) {
+        std::array<char*, N> p;
+        for (std::size_t k = 0; k < N; ++k) p[k] = ptrs[k];
+        run_map_cpu<Out, F, In...>(f, nest, p);
+      },
+      out, in...);
+}
+
+// Elementwise map into a fresh tensor of the broadcast shape.
+template <class Out, class F, class... In>
+Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
+  const Device dev = common_device(op, in...);
+  const Shape shape = broadcast_all(op, in...);
+  check_kernel_device(op, dev);
+  // In a prepared run, the buffer of an input that dies here (kernels/donation.hpp).
+  detail::ImplPtr given;
+  if (donated_body() != nullptr) [[unlikely]]
+    given = take_donation(dtype_of<Out>, shape, dev, {in.impl().get()...});
+  Tensor<Out> out = given ? Tensor<Out>(std::move(given)) : Tensor<Out>::empty(shape, dev);
+  constexpr std::size_t N = sizeof...(In) + 1;
+  std::array<Strides, N> st{byte_strides(*out.impl()), broadcast_byte_strides(*in.impl(), shape)...};
+  std::array<char*, N> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
+  if (map_on_device<Out, F, In...>(op, dev, f, shape, st, p)) return out;
+  const cpu::LoopNest<N> nest = cpu::merge_loops<N>(shape, st);
+  if (KernelCapture* c = kernel_capture()) [[unlikely]]
+    capture_map<Out, F, In...>(*c, f, nest, out.impl().get(), in.impl().get()...);
+  run_map_cpu<Out, F, In...>(f, nest, p);
   return out;
 }
 
@@ -142,12 +168,10 @@ void copy_into(const Tensor<D>& dst, const Tensor<S>& src) {
   std::array<Strides, 2> st{byte_strides(*dst.impl()), byte_strides(*src.impl())};
   std::array<char*, 2> p{static_cast<char*>(dst.impl()->data()), static_cast<char*>(src.impl()->data())};
   if (map_on_device<D, fn::Convert<D>, S>("copy", dst.device(), fn::Convert<D>{}, dst.shape(), st, p)) return;
-  cpu::parallel_strided_loop<2>(
-      dst.shape(), st, p, [](std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) {
-        const fn::Convert<D> convert;
-        for (std::int64_t i = 0; i < n; ++i)
-          *reinterpret_cast<D*>(q[0] + i * s[0]) = convert(*reinterpret_cast<const S*>(q[1] + i * s[1]));
-      });
+  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(dst.shape(), st);
+  if (KernelCapture* c = kernel_capture()) [[unlikely]]
+    capture_map<D, fn::Convert<D>, S>(*c, fn::Convert<D>{}, nest, dst.impl().get(), src.impl().get());
+  run_map_cpu<D, fn::Convert<D>, S>(fn::Convert<D>{}, nest, p);
 }
 
 }  // namespace tenax::detail

@@ -42,16 +42,22 @@ inline std::int64_t useful_parts(std::int64_t numel, int threads) {
   return std::min<std::int64_t>(std::int64_t{4} * threads, numel / kParallelGrain);
 }
 
-// strided_loop for kernels whose every output element is written by one iteration only.
+// Runs a merged nest whose every output element is written by one iteration only, spread over
+// the pool when it is large.
 template <std::size_t N, class Inner>
-void parallel_strided_loop(const Shape& shape, const std::array<Strides, N>& strides, std::array<char*, N> p,
-                           Inner&& inner) {
-  const LoopNest<N> nest = merge_loops(shape, strides);
+void parallel_run_loops(const LoopNest<N>& nest, std::array<char*, N> p, Inner&& inner) {
   if (nest.empty) return;
   const std::int64_t numel = nest.numel();
   const std::int64_t parts = numel < kParallelMinElements ? 1 : useful_parts(numel, parallel_threads());
   if (parts <= 1) return run_loops(nest, p, inner);
   run_loops_sliced(nest, p, cut_dimension(nest, parts, [](int) { return true; }), parts, inner);
+}
+
+// strided_loop for kernels whose every output element is written by one iteration only.
+template <std::size_t N, class Inner>
+void parallel_strided_loop(const Shape& shape, const std::array<Strides, N>& strides, std::array<char*, N> p,
+                           Inner&& inner) {
+  parallel_run_loops(merge_loops(shape, strides), p, inner);
 }
 
 }  // namespace tenax::cpu

@@ -92,23 +92,17 @@ Tensor<T> reduce_on_cuda(const Tensor<T>& x, const Shape& kshape, AxisMask mask,
 }
 #endif
 
+// The CPU kernel of a reduction over a merged nest (operand 0 the contiguous output of `outputs`
+// entries, with stride 0 along the reduced dimensions): sets the outputs to init and folds. What
+// detail::reduce runs, and what a prepared program's step runs later from the captured nest.
 template <class Out, class In, class Combine>
-Tensor<Out> reduce(std::string_view op, const Tensor<In>& x, AxisMask mask, Out init, Combine combine) {
-  const Shape kshape = reduced_shape(x.shape(), mask, true);
-#if defined(TENAX_HAS_CUDA)
-  if constexpr (std::is_same_v<In, Out>)
-    if (x.device().is_cuda()) return reduce_on_cuda<Out>(x, kshape, mask, init, combine);
-#endif
-  TENAX_CHECK(x.device().is_cpu(), op, "no kernel for device ", x.device().str());
-  Tensor<Out> out = Tensor<Out>::full(kshape, init);
-  Strides os = byte_strides(*out.impl());
-  for (int d = 0; d < x.dim(); ++d)
-    if (mask[d]) os[d] = 0;
-  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(x.shape(), {os, byte_strides(*x.impl())});
-  std::array<char*, 2> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(x.impl()->data())};
+void run_reduce_cpu(Combine combine, Out init, const cpu::LoopNest<2>& nest, std::int64_t outputs,
+                    std::array<char*, 2> p) {
+  Out* o = reinterpret_cast<Out*>(p[0]);
+  for (std::int64_t j = 0; j < outputs; ++j) o[j] = init;
   ReduceInner<Out, In, Combine> inner{combine};
-  if (nest.empty) return out;
-  const std::int64_t numel = nest.numel(), outputs = out.numel();
+  if (nest.empty) return;
+  const std::int64_t numel = nest.numel();
   const auto kept = [&](int d) { return nest.strides[0][d] != 0; };
   if (numel < cpu::kParallelMinElements || nest.shape.size() == 0 || !std::is_same_v<In, Out>) {
     cpu::run_loops(nest, p, inner);
@@ -132,12 +126,35 @@ Tensor<Out> reduce(std::string_view op, const Tensor<In>& x, AxisMask mask, Out 
       std::array<char*, 2> q{pbase + b * pbytes, p[1]};
       cpu::run_loops(cpu::slice_loops(nest, d, b * rows, std::min(e, (b + 1) * rows), q), q, inner);
     });
-    Out* o = out.mutable_data();
     const Out* pp = partial.data();
     for (std::int64_t j = 0; j < outputs; ++j)
       for (std::int64_t b = 0; b < blocks; ++b)
         if constexpr (std::is_same_v<In, Out>) o[j] = combine(o[j], pp[j + b * outputs]);
   }
+}
+
+template <class Out, class In, class Combine>
+Tensor<Out> reduce(std::string_view op, const Tensor<In>& x, AxisMask mask, Out init, Combine combine) {
+  const Shape kshape = reduced_shape(x.shape(), mask, true);
+#if defined(TENAX_HAS_CUDA)
+  if constexpr (std::is_same_v<In, Out>)
+    if (x.device().is_cuda()) return reduce_on_cuda<Out>(x, kshape, mask, init, combine);
+#endif
+  TENAX_CHECK(x.device().is_cpu(), op, "no kernel for device ", x.device().str());
+  Tensor<Out> out = Tensor<Out>::empty(kshape, x.device());
+  Strides os = byte_strides(*out.impl());
+  for (int d = 0; d < x.dim(); ++d)
+    if (mask[d]) os[d] = 0;
+  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(x.shape(), {os, byte_strides(*x.impl())});
+  const std::int64_t outputs = out.numel();
+  if (KernelCapture* c = kernel_capture()) [[unlikely]]
+    c->record(
+        [combine, init, nest, outputs](char* const* ptrs) {
+          run_reduce_cpu<Out, In, Combine>(combine, init, nest, outputs, {ptrs[0], ptrs[1]});
+        },
+        out.impl().get(), x.impl().get());
+  run_reduce_cpu<Out, In, Combine>(combine, init, nest, outputs,
+                                   {static_cast<char*>(out.impl()->data()), static_cast<char*>(x.impl()->data())});
   return out;
 }
 

@@ -11,16 +11,42 @@
 //     program); str() marks such steps "in place of %v". Off in anomaly mode, whose checks read
 //     a step's inputs after it ran.
 // Constant folding happens while tracing (input-independent ops are not recorded). LAPACK
-// workspaces are queried once per shape by the provider layer and pooled, so after the first run a
-// prepared run makes no system allocation and no pool miss (tests/trace checks it).
-// run() checks dtypes, shapes and devices against the compiled signature, then executes the
-// forward kernels in order with recording, tangents and tracing off (in anomaly mode each step's
-// outputs are checked for NaN/Inf, ad/anomaly.hpp). A Program is not reentrant:
-// use one per thread.
+// workspaces are queried once per shape by the provider layer and pooled.
+//
+// The first run prepares the program. It runs every step's forward (with in-place writes off and
+// every value kept to the end) while capturing the kernel each step ran (kernels/capture.hpp),
+// and then classifies each step:
+//   - kernel: an op whose forward is one map, copy or reduction (Op::elementwise, Op::one_kernel)
+//     that ran one CPU kernel into a fresh buffer and read only the node's inputs. Later runs call
+//     the captured kernel (functor + merged loop nest) on the operands' data pointers: no
+//     broadcasting, no stride merging, no output shape logic;
+//   - view: a step whose output shares its storage with one of its inputs (transpose, slices,
+//     reshape of a contiguous value, expand, diagonal, real/imag, ...). Later runs make the same
+//     view (dtype, shape, strides, offset relative to the base) without running the op;
+//   - forward: everything else (matmul, linalg, concat, device copies, any step on a GPU), which
+//     runs its op's forward as before.
+// and builds a static memory plan: values are grouped by the storage they share (a buffer and the
+// views of it); a group that no program input, output or constant belongs to and whose buffer a
+// kernel step writes gets a slot, one buffer of the plan that groups with disjoint lifetimes share
+// (best fit; an elementwise step may take the slot of an operand whose group ends at that step,
+// which is in-place execution). Slot-backed values keep one body across runs, so their steps
+// allocate nothing; other kernel outputs are allocated from the pool per run, or take the body of
+// an elementwise operand that dies at the step when nothing else refers to it.
+// The plan is valid for the input layouts of the first run (the kernels' strides follow from
+// them); a run whose inputs have other strides, and any run in anomaly mode (whose checks read a
+// step's inputs after it ran), executes every step's forward instead. str() shows each step's
+// kind and slot. After the first run a prepared run makes no system allocation and no pool miss
+// (tests/trace checks it).
+// run() checks dtypes, shapes and devices against the compiled signature (in anomaly mode each
+// step's outputs are checked for NaN/Inf, ad/anomaly.hpp). A Program is not reentrant: use one per
+// thread.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tenax/core/storage.hpp"
+#include "tenax/kernels/capture.hpp"
 #include "tenax/trace/graph.hpp"
 
 namespace tenax::ir {
@@ -37,16 +63,61 @@ class Program {
   std::size_t cse_merged() const { return cse_merged_; }
   std::size_t dce_removed() const { return dce_removed_; }
   std::int64_t plan_peak_bytes() const { return peak_bytes_; }
-  // The prepared steps: op, inputs, outputs with dtype/shape, values released after each step.
+  // The prepared steps: op, inputs, outputs with dtype/shape, values released after each step,
+  // and once prepared each step's kind and slot.
   std::string str() const;
 
+  // After the first run: how many steps are prepared kernels and views, the plan's slots and their
+  // bytes (0 before).
+  bool prepared() const { return prepared_; }
+  std::size_t kernel_steps() const;
+  std::size_t view_steps() const;
+  std::size_t slots() const { return slots_.size(); }
+  std::int64_t slot_bytes() const;
+
  private:
+  // One node as prepared by the first run.
+  struct Step {
+    enum class Kind : std::uint8_t { forward, kernel, view };
+    Kind kind = Kind::forward;
+    std::int32_t out = -1;  // kernel, view: the output value
+    // kernel: the captured kernel, the values its operands read, its contiguous output buffer
+    // dtype[buffer] and, when the output value is a view of that buffer, the view's layout.
+    detail::KernelFn fn;
+    std::array<std::int32_t, detail::kMaxKernelOperands> operands{};
+    int n_operands = 0;
+    Shape buffer;
+    bool out_is_buffer = true;
+    std::int32_t slot = -1;   // kernel: the plan's slot, or -1 (a pool buffer per run)
+    std::int32_t reuse = -1;  // kernel without slot: an operand whose body it may take (in place)
+    // view: the base value, and the output's layout (offset relative to the base's)
+    std::int32_t base = -1;
+    // kernel, view: the output's dtype and layout; offset: kernel, in elements of the buffer;
+    // view, in bytes from the base's first element
+    DType dtype = DType::F64;
+    Device device;
+    Shape shape;
+    Strides strides;
+    std::int64_t offset = 0;
+    detail::ImplPtr fixed;  // the output body when it is the same every run (slot-backed)
+  };
   void check_step(std::size_t k) const;  // anomaly mode
+  void forward_step(std::size_t k, bool in_place);
+  void run_forward(bool anomaly, bool in_place);
+  void run_capture();
+  void run_prepared();
+  void prepare(std::vector<detail::KernelCapture>& caps);
+  bool inputs_match_plan() const;
   Graph g_;
   std::vector<std::vector<std::int32_t>> release_;  // per node: values dead after it
   std::vector<std::int32_t> in_place_;              // per node: the input it may overwrite, or -1
   std::vector<detail::ImplPtr> env_;
   std::vector<char> is_constant_;
+  std::vector<std::int64_t> def_, last_;  // per value: defining step, last reading step (-1: none)
+  std::vector<Step> steps_;               // per node, after the first run
+  std::vector<detail::Storage> slots_;    // the static plan's buffers
+  std::vector<Strides> input_strides_;    // the input layouts the plan was made for
+  bool prepared_ = false;
   std::size_t traced_nodes_ = 0, cse_merged_ = 0, dce_removed_ = 0;
   std::int64_t peak_bytes_ = 0;
 };

@@ -13,6 +13,7 @@ namespace ops {
 
 struct Extremum {
   static constexpr const char* name = "max/min";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   detail::AxisMask mask;
   bool keepdim;
   bool is_max;

@@ -12,6 +12,7 @@ namespace ops {
 
 struct Prod {
   static constexpr const char* name = "prod";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   detail::AxisMask mask;
   bool keepdim;
   template <class T>

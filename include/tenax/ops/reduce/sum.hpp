@@ -31,6 +31,7 @@ namespace ops {
 
 struct Sum {
   static constexpr const char* name = "sum";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
   detail::AxisMask mask;
   bool keepdim;

@@ -10,6 +10,7 @@ namespace ops {
 template <class U>
 struct Cast {
   static constexpr const char* name = "cast";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
   template <class T>
   Tensor<U> forward(const Tensor<T>& x) const {
@@ -35,6 +36,7 @@ struct Cast {
 
 struct Clone {
   static constexpr const char* name = "clone";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {

@@ -46,6 +46,7 @@ namespace ops {
 
 struct Reshape {
   static constexpr const char* name = "reshape";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
   Shape shape;
   template <class T>

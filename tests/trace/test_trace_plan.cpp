@@ -1,0 +1,146 @@
+// The prepared plan of a compiled program (trace/program.hpp): which steps the first run turns into
+// captured kernels and views, the static memory plan (slots shared by lifetime, in place), what a
+// prepared run still allocates, and the cases that must fall back to running the forwards.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "support/messages.hpp"
+#include "tenax/tenax.hpp"
+#include "trace/trace_support.hpp"
+
+namespace tx = tenax;
+using tx::Tensor;
+using tx::testing::has;
+using tx::ttest::expect_bitwise;
+
+namespace {
+
+void show(const std::string& s) {
+  if (std::getenv("TENAX_TEST_VERBOSE")) std::cout << s;
+}
+
+TEST(TracePlan, FirstRunPreparesKernelsViewsAndSlots) {
+  // Elementwise ops, a reduction, a transpose and a reshape: all prepared; the matmul runs its
+  // forward.
+  auto f = [](const Tensor<double>& x, const Tensor<double>& w) {
+    const auto h = tx::relu(tx::matmul(x, w) + 0.5);
+    const auto s = tx::sum(h * h, {1}, false);
+    return tx::sum(tx::exp(tx::transpose(h) * 0.1)) + tx::sum(tx::reshape(s, {2, 4}) * 2.0);
+  };
+  const auto x = Tensor<double>::randn({8, 5}, 1), w = Tensor<double>::randn({5, 6}, 2);
+  const auto p = tx::compile(f, x, w);
+  EXPECT_TRUE(has(p.str(), "not prepared yet")) << p.str();
+  EXPECT_FALSE(p.program().prepared());
+  const auto first = p(x, w);
+  ASSERT_TRUE(p.program().prepared());
+  const std::string dump = p.str();
+  show(dump);
+  EXPECT_TRUE(has(dump, "[kernel, slot ")) << dump;
+  EXPECT_TRUE(has(dump, "[view of %")) << dump;
+  EXPECT_TRUE(has(dump, "= matmul(") && has(dump, "[forward]")) << dump;
+  // add, relu, mul, sum, mul_scalar, exp, sum, mul_scalar, sum, add; transpose and reshape views.
+  EXPECT_GE(p.program().kernel_steps(), 9u) << dump;
+  EXPECT_GE(p.program().view_steps(), 2u) << dump;
+  // Values with disjoint lifetimes share slots: fewer slots than slot-backed kernel steps.
+  EXPECT_GE(p.program().slots(), 1u);
+  EXPECT_LT(p.program().slots(), p.program().kernel_steps()) << dump;
+  // Prepared runs at new values match eager bit for bit; earlier results stay intact.
+  for (int seed = 3; seed < 6; ++seed) {
+    const auto x2 = Tensor<double>::randn({8, 5}, seed), w2 = Tensor<double>::randn({5, 6}, seed + 10);
+    expect_bitwise(p(x2, w2), f(x2, w2), "prepared run, seed " + std::to_string(seed));
+  }
+  expect_bitwise(first, f(x, w), "the first run's result after prepared runs");
+}
+
+TEST(TracePlan, ElementwiseChainAllocatesOnlyItsOutput) {
+  // Every intermediate of the chain lives in the plan's slots (shared in place), so a prepared run
+  // takes from the pool only the output's body and storage.
+  auto f = [](const Tensor<double>& x) { return tx::tanh(tx::sigmoid(tx::exp(x * 0.5) + 1.0) * 2.0) - 0.25; };
+  const auto x = Tensor<double>::randn({32, 16}, 1);
+  const auto p = tx::compile(f, x);
+  (void)p(x);  // prepares
+  const std::string dump = p.str();
+  show(dump);
+  EXPECT_EQ(p.program().kernel_steps(), 7u) << dump;
+  EXPECT_EQ(p.program().slots(), 1u) << dump;  // each step overwrites the previous intermediate
+  EXPECT_EQ(p.program().slot_bytes(), 32 * 16 * 8) << dump;
+  (void)p(x);
+  tx::reset_allocator_stats();
+  const auto y = p(x);
+  const auto st = tx::allocator_stats();
+  EXPECT_EQ(st.system_allocs, 0);
+  EXPECT_EQ(st.pool_misses, 0);
+  EXPECT_LE(st.pool_hits, 2) << "a prepared run should allocate only its output (body and storage)";
+  expect_bitwise(y, f(x), "elementwise chain");
+}
+
+TEST(TracePlan, OutputsThatViewIntermediatesAreNotInSlots) {
+  // The output is a view of an intermediate and another output reads the same buffer: that buffer
+  // is allocated per run, so results handed out earlier are never overwritten.
+  auto f = [](const Tensor<double>& x) {
+    const auto t = tx::exp(x);
+    return std::pair{tx::transpose(t), tx::sum(t * 2.0)};
+  };
+  const auto x = Tensor<double>::randn({3, 4}, 1);
+  const auto p = tx::compile(f, x);
+  const auto r1 = p(x);
+  const auto x2 = Tensor<double>::randn({3, 4}, 2);
+  const auto r2 = p(x2);
+  const auto r3 = p(Tensor<double>::randn({3, 4}, 3));
+  show(p.str());
+  expect_bitwise(r1, f(x), "first result after later runs");
+  expect_bitwise(r2, f(x2), "second result after a later run");
+  EXPECT_FALSE(has(p.str(), "= exp(%0) : f64[3, 4] (96 B)  [kernel, slot")) << p.str();
+}
+
+TEST(TracePlan, ViewsOfOtherDtypesAndStridedRawInputs) {
+  // real/imag of a complex value are views with another dtype; the plan keeps their offsets in
+  // bytes. A raw Program::run with a strided input (other strides than the first run) runs the
+  // forwards and still matches eager.
+  auto f = [](const Tensor<tx::c128>& z) {
+    const auto w = tx::exp(z * tx::c128(0.5, 0.25));
+    return tx::sum(tx::real(w) * tx::imag(w));
+  };
+  const auto z = Tensor<tx::c128>::randn({4, 3}, 1);
+  const auto p = tx::compile(f, z);
+  (void)p(z);
+  show(p.str());
+  EXPECT_GE(p.program().view_steps(), 2u) << p.str();
+  const auto z2 = Tensor<tx::c128>::randn({4, 3}, 2);
+  expect_bitwise(p(z2), f(z2), "complex views");
+
+  auto g = [](const Tensor<double>& a) { return tx::exp(a) * 2.0 + tx::transpose(tx::transpose(a)); };
+  const auto a = Tensor<double>::randn({3, 3}, 4);
+  tx::ir::Program q(tx::trace(g, a).graph());
+  auto run = [&](const Tensor<double>& in) {
+    const tx::detail::ImplPtr ins[] = {in.impl()};
+    tx::detail::ImplPtr outs[1];
+    q.run(ins, 1, outs);
+    return Tensor<double>(outs[0]);
+  };
+  (void)run(a);  // prepares for contiguous inputs
+  ASSERT_TRUE(q.prepared());
+  const auto at = tx::transpose(Tensor<double>::randn({3, 3}, 5));  // strides {3, 1}
+  expect_bitwise(run(at), g(at), "strided raw input");
+  expect_bitwise(run(at.contiguous()), g(at), "back on the plan");
+}
+
+TEST(TracePlan, AnomalyModeRunsTheForwards) {
+  auto f = [](const Tensor<double>& x) { return tx::log(tx::exp(x) - 1.0); };
+  const auto x = Tensor<double>::full({3}, 1.0);
+  const auto p = tx::compile(f, x);
+  (void)p(x);
+  ASSERT_TRUE(p.program().prepared());
+  tx::AnomalyGuard checks(true, false);
+  try {
+    (void)p(Tensor<double>::full({3}, 0.0));  // log(0): the step is named
+    ADD_FAILURE() << "anomaly mode did not check the prepared program's steps";
+  } catch (const tx::Error& e) {
+    EXPECT_TRUE(has(e.what(), "compiled step")) << e.what();
+  }
+}
+
+}  // namespace
