@@ -6,6 +6,11 @@
 //   overhead/chain100/f64/1/unrecorded           the same forward chain, nothing recorded
 //   overhead/chain100/f64/1/recorded_anomaly     recorded, with anomaly mode on (its cost)
 //   overhead/chain100/f64/1/recorded_anomaly_nostacks   the same without per-op call stacks
+//   overhead/chain100/f64/1/compiled             the forward chain traced and compiled (outside the
+//                                                timing); one prepared run timed
+//   overhead/chain100/f64/1/compiled_grad        value_and_grad of the chain compiled; one prepared
+//                                                run (forward and backward steps) timed, per_op per
+//                                                forward op as in the recorded row
 //   overhead/chain100/f64/1/libtorch_recorded    libtorch reference (ref_libtorch/, when found)
 //   overhead/chain100/f64/1/libtorch_unrecorded
 // Timed region (both libraries alike): the chain, backward, freeing the tape (the chain's output
@@ -108,12 +113,59 @@ void chain_unrecorded(benchmark::State& state) {
   set_per_op_counters(state, kChainOps);
 }
 
+// The chain as a compiled program: the forward alone, or value and gradient (trace/program.hpp);
+// the first run (untimed) prepares it. Checked against the analytic value (and gradient) before
+// and after timing.
+void chain_compiled(benchmark::State& state, bool with_grad) {
+  if (const std::string& err = tenax_check(with_grad); !err.empty()) {
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  const auto c = Tensor<double>::full({1}, kC);
+  const auto x = Tensor<double>::full({1}, kX0);
+  const ChainResult want = chain_analytic();
+  auto check = [&](double value, double grad) {
+    return close(value, want.value) && (!with_grad || close(grad, want.grad));
+  };
+  bool ok = false;
+  if (with_grad) {
+    const auto prog = tenax::compile(
+        [&](const Tensor<double>& a) {
+          return tenax::value_and_grad([&](const Tensor<double>& b) { return tenax::sum(run_chain(b, c)); }, a);
+        },
+        x);
+    auto out = prog(x);
+    ok = check(out.first.item(), out.second.item());
+    for (auto _ : state) {
+      out = prog(x);
+      benchmark::DoNotOptimize(out.second.impl().get());
+    }
+    ok = ok && check(out.first.item(), out.second.item());
+  } else {
+    const auto prog = tenax::compile([&](const Tensor<double>& a) { return run_chain(a, c); }, x);
+    Tensor<double> y = prog(x);
+    ok = check(y.item(), 0);
+    for (auto _ : state) {
+      y = prog(x);
+      benchmark::DoNotOptimize(y.impl().get());
+    }
+    ok = ok && check(y.item(), 0);
+  }
+  if (!ok) {
+    state.SkipWithError("tenax compiled: the chain's value or gradient differs from the analytic result");
+    return;
+  }
+  set_per_op_counters(state, kChainOps);
+}
+
 const bool registered = [] {
   configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/recorded", chain_recorded, false, false));
   configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/recorded_anomaly", chain_recorded, true, true));
   configure_row(
       benchmark::RegisterBenchmark("overhead/chain100/f64/1/recorded_anomaly_nostacks", chain_recorded, true, false));
   configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/unrecorded", chain_unrecorded));
+  configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/compiled", chain_compiled, false));
+  configure_row(benchmark::RegisterBenchmark("overhead/chain100/f64/1/compiled_grad", chain_compiled, true));
   return true;
 }();
 

@@ -376,6 +376,7 @@ void Program::prepare(std::vector<detail::KernelCapture>& caps) {
               alone = alone && (w == u || group[static_cast<std::size_t>(w)] != gu);
             }
             if (alone) {
+              st.took = u;
               chosen = slot_of[static_cast<std::size_t>(gu)];
               slot_of[static_cast<std::size_t>(gu)] = -1;  // handed over, not freed at its end
             }
@@ -538,7 +539,13 @@ std::string Program::str() const {
         o << "  [forward]";
       }
     }
-    if (in_place_[k] >= 0) o << "  in place of %" << in_place_[k];
+    // In place: before the first run, what the liveness plan allows; after it, what the plan does
+    // (a slot taken over, or a dying operand's body taken when nothing else holds it).
+    const std::int32_t over = !prepared_                              ? in_place_[k]
+                              : steps_[k].kind == Step::Kind::forward ? in_place_[k]
+                              : steps_[k].kind == Step::Kind::kernel  ? std::max(steps_[k].took, steps_[k].reuse)
+                                                                      : -1;
+    if (over >= 0) o << "  in place of %" << over;
     if (!release_[k].empty()) {
       o << "  free";
       for (std::int32_t v : release_[k]) o << " %" << v;

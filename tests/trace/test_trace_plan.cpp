@@ -23,12 +23,13 @@ void show(const std::string& s) {
 }
 
 TEST(TracePlan, FirstRunPreparesKernelsViewsAndSlots) {
-  // Elementwise ops, a reduction, a transpose and a reshape: all prepared; the matmul runs its
-  // forward.
+  // A matmul, elementwise ops, reductions, a transpose and a reshape: all prepared; svdvals runs
+  // its forward.
   auto f = [](const Tensor<double>& x, const Tensor<double>& w) {
     const auto h = tx::relu(tx::matmul(x, w) + 0.5);
     const auto s = tx::sum(h * h, {1}, false);
-    return tx::sum(tx::exp(tx::transpose(h) * 0.1)) + tx::sum(tx::reshape(s, {2, 4}) * 2.0);
+    return tx::sum(tx::exp(tx::transpose(h) * 0.1)) + tx::sum(tx::reshape(s, {2, 4}) * 2.0) +
+           tx::sum(tx::linalg::svdvals(h));
   };
   const auto x = Tensor<double>::randn({8, 5}, 1), w = Tensor<double>::randn({5, 6}, 2);
   const auto p = tx::compile(f, x, w);
@@ -40,9 +41,10 @@ TEST(TracePlan, FirstRunPreparesKernelsViewsAndSlots) {
   show(dump);
   EXPECT_TRUE(has(dump, "[kernel, slot ")) << dump;
   EXPECT_TRUE(has(dump, "[view of %")) << dump;
-  EXPECT_TRUE(has(dump, "= matmul(") && has(dump, "[forward]")) << dump;
-  // add, relu, mul, sum, mul_scalar, exp, sum, mul_scalar, sum, add; transpose and reshape views.
-  EXPECT_GE(p.program().kernel_steps(), 9u) << dump;
+  EXPECT_TRUE(has(dump, "= svd(%4)") && has(dump, "[forward]")) << dump;
+  // matmul, add, relu, mul, sum, mul_scalar, exp, sum, mul_scalar, sum, sum, add, add; transpose
+  // and reshape views.
+  EXPECT_GE(p.program().kernel_steps(), 12u) << dump;
   EXPECT_GE(p.program().view_steps(), 2u) << dump;
   // Values with disjoint lifetimes share slots: fewer slots than slot-backed kernel steps.
   EXPECT_GE(p.program().slots(), 1u);

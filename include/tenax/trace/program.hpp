@@ -90,6 +90,7 @@ class Program {
     bool out_is_buffer = true;
     std::int32_t slot = -1;   // kernel: the plan's slot, or -1 (a pool buffer per run)
     std::int32_t reuse = -1;  // kernel without slot: an operand whose body it may take (in place)
+    std::int32_t took = -1;   // kernel with slot: the operand whose slot it took over (in place)
     // view: the base value, and the output's layout (offset relative to the base's)
     std::int32_t base = -1;
     // kernel, view: the output's dtype and layout; offset: kernel, in elements of the buffer;

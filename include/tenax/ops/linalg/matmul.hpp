@@ -42,6 +42,31 @@ inline std::int64_t uniform_step(const std::vector<std::int64_t>& off) {
   return s < 0 ? -1 : s;
 }
 
+// The CPU gemm calls of one matmul, from the operands' first elements (p[0] the output, p[1] a,
+// p[2] b): what Matmul::forward runs, and what a prepared program's step runs later
+// (kernels/capture.hpp).
+struct GemmBatch {
+  GemmOperand oa, ob;
+  std::int64_t m, n, k, nb;
+  bool parallel;
+  std::vector<std::int64_t> offa, offb;
+};
+
+template <class T>
+void run_gemms(const GemmBatch& g, char* const* p) {
+  T* o = reinterpret_cast<T*>(p[0]);
+  const T* A = reinterpret_cast<const T*>(p[1]);
+  const T* B = reinterpret_cast<const T*>(p[2]);
+  auto one = [&](std::int64_t i) {
+    cpu::gemm<T>(g.oa.trans, g.ob.trans, g.m, g.n, g.k, T(1), A + g.offa[static_cast<std::size_t>(i)], g.oa.ld,
+                 B + g.offb[static_cast<std::size_t>(i)], g.ob.ld, T(0), o + i * g.m * g.n, g.m);
+  };
+  if (g.parallel)
+    cpu::parallel_for(g.nb, one);
+  else
+    for (std::int64_t i = 0; i < g.nb; ++i) one(i);
+}
+
 #if defined(TENAX_HAS_CUDA)
 // The batch of products on a CUDA device: one strided-batched cuBLAS call when both operands'
 // batch offsets are uniform, else one call per product.
@@ -72,6 +97,7 @@ namespace ops {
 
 struct Matmul {
   static constexpr const char* name = "matmul";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
 
   template <class T>
@@ -91,7 +117,7 @@ struct Matmul {
     if (!oa.ok) oa = detail::gemm_operand(m, k, a.strides()[0], a.strides()[1]);
     if (!ob.ok) ob = detail::gemm_operand(k, n, b.strides()[0], b.strides()[1]);
     // Batch offsets of a and b broadcast over the output batch shape.
-    const auto offa = detail::batch_offsets(a, batch), offb = detail::batch_offsets(b, batch);
+    auto offa = detail::batch_offsets(a, batch), offb = detail::batch_offsets(b, batch);
     const std::int64_t nb = static_cast<std::int64_t>(offa.size());
 #if defined(TENAX_HAS_CUDA)
     if (out.device().is_cuda()) {
@@ -99,17 +125,16 @@ struct Matmul {
       return out;
     }
 #endif
-    auto one = [&](std::int64_t i) {
-      cpu::gemm<T>(oa.trans, ob.trans, m, n, k, T(1), a.data() + offa[static_cast<std::size_t>(i)], oa.ld,
-                   b.data() + offb[static_cast<std::size_t>(i)], ob.ld, T(0), out.mutable_data() + i * m * n, m);
-    };
     // Many small products: one per worker at a time. OpenBLAS threads a gemm from m n k > 64^3
     // on; below that it runs on the calling thread, so workers do not oversubscribe the machine.
-    if (nb >= 2 && std::max({m * k, k * n, m * n}) <= cpu::kParallelMaxMatrixElements &&
-        m * n * k <= cpu::kProviderSerialGemmWork && nb * m * n * k >= cpu::kParallelMinBatchWork)
-      cpu::parallel_for(nb, one);
-    else
-      for (std::int64_t i = 0; i < nb; ++i) one(i);
+    const bool parallel = nb >= 2 && std::max({m * k, k * n, m * n}) <= cpu::kParallelMaxMatrixElements &&
+                          m * n * k <= cpu::kProviderSerialGemmWork && nb * m * n * k >= cpu::kParallelMinBatchWork;
+    detail::GemmBatch g{oa, ob, m, n, k, nb, parallel, std::move(offa), std::move(offb)};
+    if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
+      c->record([g](char* const* p) { detail::run_gemms<T>(g, p); }, out.impl().get(), a.impl().get(), b.impl().get());
+    char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(a.impl()->data()),
+                       static_cast<char*>(b.impl()->data())};
+    detail::run_gemms<T>(g, p);
     return out;
   }
   // C = A B: dC = dA B + A dB; gA = gC B^H, gB = A^H gC, each summed over broadcast batch dims.
