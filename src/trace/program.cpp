@@ -218,14 +218,26 @@ void Program::run_forward(bool anomaly, bool in_place) {
 
 // The first run: every step's forward with its kernel captured, nothing released or overwritten
 // (so that storage identity tells which values share a buffer), then the plan.
+// Step k as the first run saw it right after it ran: its kernel, and the bodies of its inputs and
+// of its first output (a later step may define an alias of a value, replacing its body in env_).
+struct Program::Seen {
+  detail::KernelCapture kernel;
+  std::vector<detail::ImplPtr> in;
+  detail::ImplPtr out;
+};
+
 void Program::run_capture() {
-  std::vector<detail::KernelCapture> caps(g_.nodes.size());
+  std::vector<Seen> seen(g_.nodes.size());
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     const GraphNode& n = g_.nodes[k];
-    detail::CaptureScope capture(&caps[k]);
-    n.forward(env_.data(), n.in.data(), n.out.data());
+    {
+      detail::CaptureScope capture(&seen[k].kernel);
+      n.forward(env_.data(), n.in.data(), n.out.data());
+    }
+    for (std::int32_t v : n.in) seen[k].in.push_back(env_[static_cast<std::size_t>(v)]);
+    if (!n.out.empty() && n.out[0] >= 0) seen[k].out = env_[static_cast<std::size_t>(n.out[0])];
   }
-  prepare(caps);
+  prepare(seen);
   input_strides_.clear();
   for (std::int32_t v : g_.inputs) input_strides_.push_back(env_[static_cast<std::size_t>(v)]->strides);
   prepared_ = true;
@@ -260,7 +272,7 @@ bool is_plain_buffer(const detail::TensorImpl& t) { return t.offset == 0 && t.is
 
 }  // namespace
 
-void Program::prepare(std::vector<detail::KernelCapture>& caps) {
+void Program::prepare(std::vector<Seen>& seen) {
   using Kind = Step::Kind;
   const std::size_t nv = g_.values.size(), ns = g_.nodes.size();
   steps_.assign(ns, Step{});
@@ -275,9 +287,10 @@ void Program::prepare(std::vector<detail::KernelCapture>& caps) {
     if (n.out.size() != 1 || n.out[0] < 0 || def_[static_cast<std::size_t>(n.out[0])] != static_cast<std::int64_t>(k))
       continue;
     const std::int32_t o = n.out[0];
-    const detail::TensorImpl* y = env_[static_cast<std::size_t>(o)].get();
+    const Seen& at = seen[k];
+    const detail::TensorImpl* y = at.out.get();
     if (y == nullptr) continue;
-    detail::KernelCapture& c = caps[k];
+    const detail::KernelCapture& c = at.kernel;
     auto layout = [&] {
       st.out = o;
       st.dtype = y->dtype;
@@ -289,30 +302,30 @@ void Program::prepare(std::vector<detail::KernelCapture>& caps) {
     if ((n.one_kernel || n.elementwise) && c.kernels == 1 && c.out && c.out->storage.get() == y->storage.get() &&
         is_plain_buffer(*c.out)) {
       bool ok = true;
-      for (std::int32_t v : n.in) ok = ok && storage_of(v) != y->storage.get();  // a fresh buffer
+      for (const detail::ImplPtr& x : at.in) ok = ok && x->storage.get() != y->storage.get();  // a fresh buffer
       for (int j = 0; j < c.n_operands && ok; ++j) {
         std::int32_t found = -1;
-        for (std::int32_t v : n.in)
-          if (env_[static_cast<std::size_t>(v)].get() == c.operands[static_cast<std::size_t>(j)].get()) found = v;
+        for (std::size_t i = 0; i < n.in.size(); ++i)
+          if (at.in[i].get() == c.operands[static_cast<std::size_t>(j)].get()) found = n.in[i];
         st.operands[static_cast<std::size_t>(j)] = found;
         ok = found >= 0;
       }
       if (ok) {
         layout();
         st.kind = Kind::kernel;
-        st.fn = std::move(c.fn);
+        st.fn = c.fn;
         st.n_operands = c.n_operands;
         st.buffer = c.out->shape;
         st.out_is_buffer = c.out.get() == y;
         continue;
       }
     }
-    for (std::int32_t v : n.in)
-      if (storage_of(v) == y->storage.get()) {
+    for (std::size_t i = 0; i < n.in.size(); ++i)
+      if (at.in[i]->storage.get() == y->storage.get()) {
         layout();
         st.kind = Kind::view;
-        st.base = v;
-        st.offset = byte_offset(*y) - byte_offset(*env_[static_cast<std::size_t>(v)]);
+        st.base = n.in[i];
+        st.offset = byte_offset(*y) - byte_offset(*at.in[i]);
         break;
       }
   }
@@ -398,7 +411,9 @@ void Program::prepare(std::vector<detail::KernelCapture>& caps) {
         // A pool buffer per run; it may take the body of the input the liveness plan lets it
         // overwrite, when that input is a plain buffer of the same layout (checked at run time
         // by reference counts, as in run_forward).
-        const detail::TensorImpl* u = env_[static_cast<std::size_t>(in_place_[k])].get();
+        const detail::TensorImpl* u = nullptr;
+        for (std::size_t i = 0; i < g_.nodes[k].in.size(); ++i)
+          if (g_.nodes[k].in[i] == in_place_[k]) u = seen[k].in[i].get();
         for (int j = 0; j < st.n_operands; ++j)
           if (st.operands[static_cast<std::size_t>(j)] == in_place_[k] && u && is_plain_buffer(*u) &&
               u->shape == st.buffer && u->dtype == st.dtype && st.out_is_buffer)

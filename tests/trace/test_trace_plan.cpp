@@ -57,6 +57,35 @@ TEST(TracePlan, FirstRunPreparesKernelsViewsAndSlots) {
   expect_bitwise(first, f(x, w), "the first run's result after prepared runs");
 }
 
+TEST(TracePlan, TriangleEmbedAndBroadcastMatmulAreKernels) {
+  // tril (copy, then zero a triangle), embed (zero, then copy into a view: the adjoint of
+  // diagonal) and a matmul of a broadcast operand (copied into the batch's scratch first) are each
+  // one captured kernel.
+  auto f = [](const Tensor<double>& a, const Tensor<double>& s) {
+    return tx::grad(
+        [](const Tensor<double>& x, const Tensor<double>& c) {
+          const auto e = tx::expand(tx::reshape(c, {1, 1}), {4, 4});
+          return tx::sum(tx::tril(x, 0) * tx::matmul(x, e)) + tx::sum(tx::diagonal(x) * tx::diagonal(x));
+        },
+        a, s);
+  };
+  const auto a = Tensor<double>::randn({4, 4}, 1), s = Tensor<double>::full({}, 0.5);
+  const auto p = tx::compile(f, a, s);
+  (void)p(a, s);
+  const std::string dump = p.str();
+  show(dump);
+  for (const char* op : {"tril/triu", "embed", "matmul"}) {
+    const std::size_t at = dump.find(std::string("= ") + op + "(");
+    ASSERT_NE(at, std::string::npos) << op << '\n' << dump;
+    const std::string line = dump.substr(at, dump.find('\n', at) - at);
+    EXPECT_TRUE(has(line, "[kernel")) << line;
+  }
+  for (int seed = 2; seed < 4; ++seed) {
+    const auto a2 = Tensor<double>::randn({4, 4}, seed), s2 = Tensor<double>::full({}, 0.25 * seed);
+    expect_bitwise(p(a2, s2), f(a2, s2), "prepared run, seed " + std::to_string(seed));
+  }
+}
+
 TEST(TracePlan, ElementwiseChainAllocatesOnlyItsOutput) {
   // Every intermediate of the chain lives in the plan's slots (shared in place), so a prepared run
   // takes from the pool only the output's body and storage.

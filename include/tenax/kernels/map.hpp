@@ -158,6 +158,14 @@ Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
   return out;
 }
 
+// The CPU copy of src into dst (same shape, any strides) as a kernel on their first elements:
+// what copy_into runs, for ops whose captured kernel copies and then does more (tril/triu, embed).
+template <class D, class S>
+auto copy_kernel(const TensorImpl& dst, const TensorImpl& src) {
+  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(dst.shape, {byte_strides(dst), byte_strides(src)});
+  return [nest](char* d, char* s) { run_map_cpu<D, fn::Convert<D>, S>(fn::Convert<D>{}, nest, {d, s}); };
+}
+
 // Copies src into the (possibly strided) dst of the same shape, converting the element type.
 template <class D, class S>
 void copy_into(const Tensor<D>& dst, const Tensor<S>& src) {

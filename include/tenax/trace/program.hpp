@@ -107,7 +107,8 @@ class Program {
   void run_forward(bool anomaly, bool in_place);
   void run_capture();
   void run_prepared();
-  void prepare(std::vector<detail::KernelCapture>& caps);
+  struct Seen;  // what the first run saw at one step (program.cpp)
+  void prepare(std::vector<Seen>& seen);
   bool inputs_match_plan() const;
   Graph g_;
   std::vector<std::vector<std::int32_t>> release_;  // per node: values dead after it

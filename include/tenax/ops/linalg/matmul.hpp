@@ -3,6 +3,7 @@
 // Transposed views reach BLAS as a transpose flag, never as a copy.
 #include <algorithm>
 #include <climits>
+#include <functional>
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/backend/cpu_provider.hpp"
@@ -45,18 +46,24 @@ inline std::int64_t uniform_step(const std::vector<std::int64_t>& off) {
 // The CPU gemm calls of one matmul, from the operands' first elements (p[0] the output, p[1] a,
 // p[2] b): what Matmul::forward runs, and what a prepared program's step runs later
 // (kernels/capture.hpp).
+// An operand whose layout gemm cannot read (a broadcast or otherwise strided view) is first copied
+// into a contiguous scratch buffer, which the batch owns.
 struct GemmBatch {
   GemmOperand oa, ob;
   std::int64_t m, n, k, nb;
   bool parallel;
   std::vector<std::int64_t> offa, offb;
+  ImplPtr scratch_a, scratch_b;                      // null: the operand is read in place
+  std::function<void(char*, char*)> copy_a, copy_b;  // operand -> scratch
 };
 
 template <class T>
 void run_gemms(const GemmBatch& g, char* const* p) {
   T* o = reinterpret_cast<T*>(p[0]);
-  const T* A = reinterpret_cast<const T*>(p[1]);
-  const T* B = reinterpret_cast<const T*>(p[2]);
+  if (g.scratch_a) g.copy_a(static_cast<char*>(g.scratch_a->data()), p[1]);
+  if (g.scratch_b) g.copy_b(static_cast<char*>(g.scratch_b->data()), p[2]);
+  const T* A = reinterpret_cast<const T*>(g.scratch_a ? g.scratch_a->data() : p[1]);
+  const T* B = reinterpret_cast<const T*>(g.scratch_b ? g.scratch_b->data() : p[2]);
   auto one = [&](std::int64_t i) {
     cpu::gemm<T>(g.oa.trans, g.ob.trans, g.m, g.n, g.k, T(1), A + g.offa[static_cast<std::size_t>(i)], g.oa.ld,
                  B + g.offb[static_cast<std::size_t>(i)], g.ob.ld, T(0), o + i * g.m * g.n, g.m);
@@ -113,7 +120,11 @@ struct Matmul {
     if (k == 0) return Tensor<T>::zeros(os, a_in.device());
     auto oa = detail::gemm_operand(m, k, a_in.strides()[0], a_in.strides()[1]);
     auto ob = detail::gemm_operand(k, n, b_in.strides()[0], b_in.strides()[1]);
-    Tensor<T> a = oa.ok ? a_in : clone(a_in), b = ob.ok ? b_in : clone(b_in);
+    // On the CPU an unreadable operand is copied into scratch by run_gemms (so that a prepared
+    // program's captured kernel repeats the copy); on a device, by clone.
+    const bool on_cpu = out.device().is_cpu();
+    Tensor<T> a = oa.ok ? a_in : on_cpu ? Tensor<T>::empty(a_in.shape()) : clone(a_in);
+    Tensor<T> b = ob.ok ? b_in : on_cpu ? Tensor<T>::empty(b_in.shape()) : clone(b_in);
     if (!oa.ok) oa = detail::gemm_operand(m, k, a.strides()[0], a.strides()[1]);
     if (!ob.ok) ob = detail::gemm_operand(k, n, b.strides()[0], b.strides()[1]);
     // Batch offsets of a and b broadcast over the output batch shape.
@@ -129,11 +140,20 @@ struct Matmul {
     // on; below that it runs on the calling thread, so workers do not oversubscribe the machine.
     const bool parallel = nb >= 2 && std::max({m * k, k * n, m * n}) <= cpu::kParallelMaxMatrixElements &&
                           m * n * k <= cpu::kProviderSerialGemmWork && nb * m * n * k >= cpu::kParallelMinBatchWork;
-    detail::GemmBatch g{oa, ob, m, n, k, nb, parallel, std::move(offa), std::move(offb)};
+    detail::GemmBatch g{oa, ob, m, n, k, nb, parallel, std::move(offa), std::move(offb), {}, {}, {}, {}};
+    if (a.impl() != a_in.impl()) {
+      g.scratch_a = a.impl();
+      g.copy_a = detail::copy_kernel<T, T>(*a.impl(), *a_in.impl());
+    }
+    if (b.impl() != b_in.impl()) {
+      g.scratch_b = b.impl();
+      g.copy_b = detail::copy_kernel<T, T>(*b.impl(), *b_in.impl());
+    }
     if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
-      c->record([g](char* const* p) { detail::run_gemms<T>(g, p); }, out.impl().get(), a.impl().get(), b.impl().get());
-    char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(a.impl()->data()),
-                       static_cast<char*>(b.impl()->data())};
+      c->record([g](char* const* p) { detail::run_gemms<T>(g, p); }, out.impl().get(), a_in.impl().get(),
+                b_in.impl().get());
+    char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(a_in.impl()->data()),
+                       static_cast<char*>(b_in.impl()->data())};
     detail::run_gemms<T>(g, p);
     return out;
   }

@@ -12,13 +12,31 @@ namespace ops {
 template <class View>
 struct Embed {
   static constexpr const char* name = "embed";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
   View view;
   Shape full;  // shape of the tensor the view was taken from
   template <class T>
   Tensor<T> forward(const Tensor<T>& g) const {
-    Tensor<T> out = Tensor<T>::zeros(full, g.device());
-    detail::copy_into(view.forward(out), g);
+    if (!g.device().is_cpu()) {
+      Tensor<T> out = Tensor<T>::zeros(full, g.device());
+      detail::copy_into(view.forward(out), g);
+      return out;
+    }
+    Tensor<T> out = Tensor<T>::empty(full, g.device());
+    const Tensor<T> v = view.forward(out);
+    TENAX_CHECK(v.shape() == g.shape(), name, "input of shape ", g.shape(), " for a view of shape ", v.shape());
+    // Zero, then copy into the view: one kernel, which a prepared program captures.
+    const std::int64_t numel = out.numel(), at = v.offset() * static_cast<std::int64_t>(sizeof(T));
+    auto run = [copy = detail::copy_kernel<T, T>(*v.impl(), *g.impl()), numel, at](char* const* p) {
+      T* q = reinterpret_cast<T*>(p[0]);
+      for (std::int64_t i = 0; i < numel; ++i) q[i] = T(0);
+      copy(p[0] + at, p[1]);
+    };
+    if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
+      c->record(run, out.impl().get(), g.impl().get());
+    char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(g.impl()->data())};
+    run(p);
     return out;
   }
   // Linear: dy = embed(dx); gx = view(gy).

@@ -9,25 +9,36 @@ namespace ops {
 
 struct Triangle {
   static constexpr const char* name = "tril/triu";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
   bool lower;
   std::int64_t k;
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
-    detail::copy_into(out, x);
     const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n != 0 ? out.numel() / (m * n) : 0;
-    T* p = out.mutable_data();
 #if defined(TENAX_HAS_CUDA)
     if (out.device().is_cuda()) {
-      if (batch > 0) detail::cuda::zero_triangle<T>(out.device().index, lower, k, m, n, batch, p);
+      detail::copy_into(out, x);
+      if (batch > 0) detail::cuda::zero_triangle<T>(out.device().index, lower, k, m, n, batch, out.mutable_data());
       return out;
     }
 #endif
-    for (std::int64_t b = 0; b < batch; ++b, p += m * n)
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i < m; ++i)
-          if (lower ? (j - i > k) : (j - i < k)) p[i + j * m] = T(0);
+    detail::check_kernel_device(name, x.device());
+    // Copy, then zero the other triangle: one kernel, which a prepared program captures.
+    auto run = [copy = detail::copy_kernel<T, T>(*out.impl(), *x.impl()), lower = lower, k = k, m, n,
+                batch](char* const* p) {
+      copy(p[0], p[1]);
+      T* q = reinterpret_cast<T*>(p[0]);
+      for (std::int64_t b = 0; b < batch; ++b, q += m * n)
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < m; ++i)
+            if (lower ? (j - i > k) : (j - i < k)) q[i + j * m] = T(0);
+    };
+    if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
+      c->record(run, out.impl().get(), x.impl().get());
+    char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(x.impl()->data())};
+    run(p);
     return out;
   }
   // A projection (linear and self-adjoint): dy = P(dx); gx = P(gy).
