@@ -14,17 +14,19 @@
 // workspaces are queried once per shape by the provider layer and pooled.
 //
 // The first run prepares the program. It runs every step's forward (with in-place writes off and
-// every value kept to the end) while capturing the kernel each step ran (kernels/capture.hpp),
+// every value kept to the end, so its peak memory is the sum of all values) while capturing the
+// kernel each step ran (kernels/capture.hpp),
 // and then classifies each step:
-//   - kernel: an op whose forward is one map, copy or reduction (Op::elementwise, Op::one_kernel)
-//     that ran one CPU kernel into a fresh buffer and read only the node's inputs. Later runs call
-//     the captured kernel (functor + merged loop nest) on the operands' data pointers: no
+//   - kernel: an op whose forward is one captured kernel (Op::elementwise, Op::one_kernel: maps,
+//     copies and casts, reductions, matmul, tril/triu, embed) that ran on the CPU into a fresh
+//     buffer and read only the node's inputs. Later runs call the captured kernel (functor + merged
+//     loop nest, or gemm parameters + batch offsets) on the operands' data pointers: no
 //     broadcasting, no stride merging, no output shape logic;
 //   - view: a step whose output shares its storage with one of its inputs (transpose, slices,
 //     reshape of a contiguous value, expand, diagonal, real/imag, ...). Later runs make the same
 //     view (dtype, shape, strides, offset relative to the base) without running the op;
-//   - forward: everything else (matmul, linalg, concat, device copies, any step on a GPU), which
-//     runs its op's forward as before.
+//   - forward: everything else (linalg factorizations and solves, concat, device copies, any step
+//     on a GPU), which runs its op's forward as before.
 // and builds a static memory plan: values are grouped by the storage they share (a buffer and the
 // views of it); a group that no program input, output or constant belongs to and whose buffer a
 // kernel step writes gets a slot, one buffer of the plan that groups with disjoint lifetimes share
