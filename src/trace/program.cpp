@@ -84,6 +84,26 @@ std::size_t eliminate_dead_code(Graph& g) {
 
 }  // namespace
 
+// A copy shares nothing mutable with the original: it gets its own environment and prepares its
+// own plan on its first run (the slots and the captured kernels' scratch are not shared).
+Program::Program(const Program& o)
+    : g_(o.g_),
+      release_(o.release_),
+      in_place_(o.in_place_),
+      env_(o.env_),
+      is_constant_(o.is_constant_),
+      def_(o.def_),
+      last_(o.last_),
+      traced_nodes_(o.traced_nodes_),
+      cse_merged_(o.cse_merged_),
+      dce_removed_(o.dce_removed_),
+      peak_bytes_(o.peak_bytes_) {}
+
+Program& Program::operator=(const Program& o) {
+  if (this != &o) *this = Program(o);
+  return *this;
+}
+
 Program::Program(const Graph& g) : g_(g), traced_nodes_(g.nodes.size()) {
   cse_merged_ = eliminate_common_subexpressions(g_);
   dce_removed_ = eliminate_dead_code(g_);
@@ -169,8 +189,10 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
   } clear{*this};
   if (anomaly)
     run_forward(true, false);
-  else if (!prepared_)
+  else if (!prepared_ && storage_distinct())
     run_capture();
+  else if (!prepared_)
+    run_forward(false, true);
   else if (inputs_match_plan())
     run_prepared();
   else
@@ -178,9 +200,29 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
   for (std::size_t k = 0; k < g_.outputs.size(); ++k) outputs[k] = env_[static_cast<std::size_t>(g_.outputs[k])];
 }
 
+// Strides that matter: those of dimensions with more than one element.
 bool Program::inputs_match_plan() const {
-  for (std::size_t k = 0; k < g_.inputs.size(); ++k)
-    if (!(env_[static_cast<std::size_t>(g_.inputs[k])]->strides == input_strides_[k])) return false;
+  for (std::size_t k = 0; k < g_.inputs.size(); ++k) {
+    const detail::TensorImpl& t = *env_[static_cast<std::size_t>(g_.inputs[k])];
+    for (int d = 0; d < t.rank(); ++d)
+      if (t.shape[d] != 1 && t.strides[d] != input_strides_[k][d]) return false;
+  }
+  return true;
+}
+
+// Whether the inputs of this run have distinct storages, also distinct from every constant's. The
+// plan ties a kernel's operands and a view's base to node inputs by identity in the first run, so
+// a first run in which two inputs (or an input and a constant) are the same tensor would tie them
+// to the wrong one; such a run does not prepare the program. Constants may share storage among
+// themselves: they are the same objects in every run.
+bool Program::storage_distinct() const {
+  auto storage = [&](std::int32_t v) { return env_[static_cast<std::size_t>(v)]->storage.get(); };
+  for (std::size_t i = 0; i < g_.inputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j)
+      if (storage(g_.inputs[i]) == storage(g_.inputs[j])) return false;
+    for (std::int32_t c : g_.constant_ids)
+      if (storage(g_.inputs[i]) == storage(c)) return false;
+  }
   return true;
 }
 
@@ -227,6 +269,8 @@ struct Program::Seen {
 };
 
 void Program::run_capture() {
+  input_strides_.clear();
+  for (std::int32_t v : g_.inputs) input_strides_.push_back(env_[static_cast<std::size_t>(v)]->strides);
   std::vector<Seen> seen(g_.nodes.size());
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     const GraphNode& n = g_.nodes[k];
@@ -238,8 +282,6 @@ void Program::run_capture() {
     if (!n.out.empty() && n.out[0] >= 0) seen[k].out = env_[static_cast<std::size_t>(n.out[0])];
   }
   prepare(seen);
-  input_strides_.clear();
-  for (std::int32_t v : g_.inputs) input_strides_.push_back(env_[static_cast<std::size_t>(v)]->strides);
   prepared_ = true;
 }
 
@@ -300,7 +342,7 @@ void Program::prepare(std::vector<Seen>& seen) {
       st.offset = y->offset;
     };
     if ((n.one_kernel || n.elementwise) && c.kernels == 1 && c.out && c.out->storage.get() == y->storage.get() &&
-        is_plain_buffer(*c.out)) {
+        c.out->dtype == y->dtype && is_plain_buffer(*c.out)) {
       bool ok = true;
       for (const detail::ImplPtr& x : at.in) ok = ok && x->storage.get() != y->storage.get();  // a fresh buffer
       for (int j = 0; j < c.n_operands && ok; ++j) {
@@ -407,10 +449,12 @@ void Program::prepare(std::vector<Seen>& seen) {
         is_free[static_cast<std::size_t>(chosen)] = 0;
         slot_of[gk] = chosen;
         st.slot = chosen;
-      } else if (g_.nodes[k].elementwise && in_place_[k] >= 0) {
+      } else if (g_.nodes[k].elementwise && in_place_[k] >= 0 &&
+                 pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(in_place_[k])])]) {
         // A pool buffer per run; it may take the body of the input the liveness plan lets it
         // overwrite, when that input is a plain buffer of the same layout (checked at run time
-        // by reference counts, as in run_forward).
+        // by reference counts, as in run_forward; never a slot-backed input, which the plan
+        // itself holds).
         const detail::TensorImpl* u = nullptr;
         for (std::size_t i = 0; i < g_.nodes[k].in.size(); ++i)
           if (g_.nodes[k].in[i] == in_place_[k]) u = seen[k].in[i].get();

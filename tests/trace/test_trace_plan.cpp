@@ -159,6 +159,55 @@ TEST(TracePlan, ViewsOfOtherDtypesAndStridedRawInputs) {
   expect_bitwise(run(at.contiguous()), g(at), "back on the plan");
 }
 
+TEST(TracePlan, AFirstRunWithOneTensorForTwoInputsDoesNotPrepare) {
+  // The plan ties a kernel's operands to node inputs by identity in the first run: a first run with
+  // the same tensor for x and y (or a constant passed as an input) must not tie them wrongly.
+  auto f = [](const Tensor<double>& x, const Tensor<double>& y) { return tx::sub(x, tx::transpose(y)) * 2.0; };
+  const auto a = Tensor<double>::randn({3, 3}, 1), b = Tensor<double>::randn({3, 3}, 2);
+  const auto p = tx::compile(f, a, b);
+  expect_bitwise(p(a, a), f(a, a), "first run, one tensor for both inputs");
+  EXPECT_FALSE(p.program().prepared());
+  expect_bitwise(p(a, b), f(a, b), "distinct inputs (prepares)");
+  EXPECT_TRUE(p.program().prepared());
+  expect_bitwise(p(b, a), f(b, a), "prepared run");
+  expect_bitwise(p(a, a), f(a, a), "prepared run, one tensor for both inputs");
+
+  const auto w = Tensor<double>::randn({3}, 3);
+  auto g = [w](const Tensor<double>& x) { return tx::sub(x, w); };
+  const auto q = tx::compile(g, b.slice(1, 0, 1).reshape({3}).contiguous());
+  expect_bitwise(q(w), g(w), "first run, the constant as the input");
+  EXPECT_FALSE(q.program().prepared());
+  const auto z = Tensor<double>::randn({3}, 4);
+  expect_bitwise(q(z), g(z), "distinct input (prepares)");
+  expect_bitwise(q(Tensor<double>::randn({3}, 5)), g(Tensor<double>::randn({3}, 5)), "prepared run");
+}
+
+TEST(TracePlan, ACopyOfAPreparedProgramHasItsOwnPlan) {
+  // Copies must not share slots or scratch: two copies run one after the other (or on two
+  // threads) each keep their own results.
+  auto f = [](const Tensor<double>& x) { return tx::sum(tx::exp(x * 0.5) * 3.0, {0}, false); };
+  const auto x = Tensor<double>::randn({4, 5}, 1);
+  tx::ir::Program p1(tx::trace(f, x).graph());
+  auto run = [](tx::ir::Program& p, const Tensor<double>& in) {
+    const tx::detail::ImplPtr ins[] = {in.impl()};
+    tx::detail::ImplPtr outs[1];
+    p.run(ins, 1, outs);
+    return Tensor<double>(outs[0]);
+  };
+  (void)run(p1, x);
+  ASSERT_TRUE(p1.prepared());
+  tx::ir::Program p2 = p1;
+  EXPECT_FALSE(p2.prepared());
+  EXPECT_EQ(p2.slots(), 0u);
+  const auto y = Tensor<double>::randn({4, 5}, 2);
+  const auto r1 = run(p1, x);
+  (void)run(p2, y);  // prepares p2
+  const auto r2 = run(p2, y);
+  expect_bitwise(r1, f(x), "p1's result after p2 ran");
+  expect_bitwise(r2, f(y), "p2's result");
+  EXPECT_GE(p2.slots(), 1u);
+}
+
 TEST(TracePlan, AnomalyModeRunsTheForwards) {
   auto f = [](const Tensor<double>& x) { return tx::log(tx::exp(x) - 1.0); };
   const auto x = Tensor<double>::full({3}, 1.0);

@@ -1,10 +1,12 @@
 #pragma once
 // Kernel capture for prepared programs (trace/program.hpp). While a program's first run executes a
-// step, a KernelCapture is installed on the thread; the CPU drivers (detail::map, copy_into,
-// detail::reduce) then record, besides running, the kernel they ran: a closure over the functor and
-// the merged loop nest, fixed by the shapes and strides of this call. Later runs call the closure on
-// the operands' data pointers and skip the driver's shape logic (broadcasting, stride merging,
-// output allocation). A closure runs exactly the code the driver ran, so results are bit-identical.
+// step, a KernelCapture is installed on the thread; the CPU drivers then record, besides running,
+// the kernel they ran: a closure fixed by the shapes and strides of this call. detail::map,
+// copy_into and detail::reduce record the functor and the merged loop nest; matmul its gemm calls
+// (ops/linalg/matmul.hpp); tril/triu, embed, solve_triangular, permute_rows and the permutation
+// helpers their loops (detail::record_kernel). Later runs call the closure on the operands' data
+// pointers and skip the op's shape logic (broadcasting, stride merging, output allocation). The
+// eager path runs the same closure code, so results are bit-identical.
 #include <array>
 #include <cstdint>
 #include <functional>

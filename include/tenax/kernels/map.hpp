@@ -158,6 +158,16 @@ Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
   return out;
 }
 
+// Runs kernel(ptrs) on out's and the inputs' first elements, recording it first for a prepared
+// program's first run (kernels/capture.hpp): for ops whose forward is one hand-written CPU loop.
+template <class K, class Out, class... In>
+void record_kernel(K&& kernel, const Tensor<Out>& out, const Tensor<In>&... in) {
+  if (KernelCapture* c = kernel_capture()) [[unlikely]]
+    c->record(kernel, out.impl().get(), in.impl().get()...);
+  char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
+  kernel(p);
+}
+
 // The CPU copy of src into dst (same shape, any strides) as a kernel on their first elements:
 // what copy_into runs, for ops whose captured kernel copies and then does more (tril/triu, embed).
 template <class D, class S>

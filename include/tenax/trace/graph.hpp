@@ -37,9 +37,9 @@ struct GraphNode {
   // The op's forward is one elementwise map (Op::elementwise): a prepared run may let it write
   // into the buffer of an input that dies at this node (kernels/donation.hpp).
   bool elementwise = false;
-  // The op's forward is one kernel call (a map, copy or reduction) into a fresh buffer returned as
-  // is or as a view of it (Op::one_kernel, or elementwise): the first prepared run may capture
-  // that kernel (trace/program.hpp).
+  // The op's forward is one captured kernel call (kernels/capture.hpp) into a fresh buffer returned
+  // as is or as a view of it (Op::one_kernel, or elementwise): the first run of a program may
+  // capture that kernel (trace/program.hpp).
   bool one_kernel = false;
 };
 

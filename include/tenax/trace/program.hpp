@@ -35,8 +35,11 @@
 // allocate nothing; other kernel outputs are allocated from the pool per run, or take the body of
 // an elementwise operand that dies at the step when nothing else refers to it.
 // The plan is valid for the input layouts of the first run (the kernels' strides follow from
-// them); a run whose inputs have other strides, and any run in anomaly mode (whose checks read a
-// step's inputs after it ran), executes every step's forward instead. str() shows each step's
+// them; strides of size-1 dimensions do not matter); a run whose inputs have other strides, and any
+// run in anomaly mode (whose checks read a step's inputs after it ran), executes every step's
+// forward instead. The plan ties kernel operands and view bases to the node inputs they were in the
+// first run, so a run in which two inputs, or an input and a constant, are the same tensor does not
+// prepare the program (it runs the forwards; the next run with distinct inputs prepares). str() shows each step's
 // kind and slot. After the first run a prepared run makes no system allocation and no pool miss
 // (tests/trace checks it).
 // run() checks dtypes, shapes and devices against the compiled signature (in anomaly mode each
@@ -56,6 +59,11 @@ namespace tenax::ir {
 class Program {
  public:
   explicit Program(const Graph& g);
+  // A copy starts unprepared (its own plan, slots and scratch); moves keep the plan.
+  Program(const Program& o);
+  Program& operator=(const Program& o);
+  Program(Program&&) = default;
+  Program& operator=(Program&&) = default;
 
   // inputs: one per graph input; outputs: room for one per graph output.
   void run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::ImplPtr* outputs);
@@ -112,6 +120,7 @@ class Program {
   struct Seen;  // what the first run saw at one step (program.cpp)
   void prepare(std::vector<Seen>& seen);
   bool inputs_match_plan() const;
+  bool storage_distinct() const;
   Graph g_;
   std::vector<std::vector<std::int32_t>> release_;  // per node: values dead after it
   std::vector<std::int32_t> in_place_;              // per node: the input it may overwrite, or -1

@@ -13,6 +13,7 @@ namespace detail {
 // that a trace records them instead of baking in the pivots it saw).
 struct PivotsToPermutation {
   static constexpr const char* name = "pivots_to_permutation";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   std::int64_t m;
   Tensor<std::int64_t> forward(const Tensor<std::int32_t>& piv) const {
     if (!piv.device().is_cpu()) return forward(piv.to(Device::cpu())).to(piv.device());  // n ints per matrix
@@ -21,24 +22,35 @@ struct PivotsToPermutation {
     Shape s{m};
     for (int d = 1; d < p.dim(); ++d) s.push_back(p.shape()[d]);
     Tensor<std::int64_t> perm = Tensor<std::int64_t>::empty(s);
-    for (std::int64_t b = 0; b < nb; ++b) {
-      std::int64_t* q = perm.mutable_data() + b * m;
-      for (std::int64_t i = 0; i < m; ++i) q[i] = i;
-      for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[p.data()[b * k + i] - 1]);
-    }
+    auto run = [m = m, k, nb](char* const* ptr) {
+      std::int64_t* out = reinterpret_cast<std::int64_t*>(ptr[0]);
+      const std::int32_t* pv = reinterpret_cast<const std::int32_t*>(ptr[1]);
+      for (std::int64_t b = 0; b < nb; ++b) {
+        std::int64_t* q = out + b * m;
+        for (std::int64_t i = 0; i < m; ++i) q[i] = i;
+        for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[pv[b * k + i] - 1]);
+      }
+    };
+    record_kernel(run, perm, p);
     return perm;
   }
 };
 
 struct InversePermutation {
   static constexpr const char* name = "inverse_permutation";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   Tensor<std::int64_t> forward(const Tensor<std::int64_t>& perm) const {
     if (!perm.device().is_cpu()) return forward(perm.to(Device::cpu())).to(perm.device());
     const Tensor<std::int64_t> p = contiguous(perm);
     const std::int64_t m = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
     Tensor<std::int64_t> inv = Tensor<std::int64_t>::empty(p.shape());
-    for (std::int64_t b = 0; b < nb; ++b)
-      for (std::int64_t i = 0; i < m; ++i) inv.mutable_data()[b * m + p.data()[b * m + i]] = i;
+    auto run = [m, nb](char* const* ptr) {
+      std::int64_t* out = reinterpret_cast<std::int64_t*>(ptr[0]);
+      const std::int64_t* q = reinterpret_cast<const std::int64_t*>(ptr[1]);
+      for (std::int64_t b = 0; b < nb; ++b)
+        for (std::int64_t i = 0; i < m; ++i) out[b * m + q[b * m + i]] = i;
+    };
+    record_kernel(run, inv, p);
     return inv;
   }
 };
@@ -57,6 +69,7 @@ namespace ops {
 
 struct PermuteRows {
   static constexpr const char* name = "permute_rows";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
   template <class T>
   Tensor<T> forward(const Tensor<T>& x, const Tensor<std::int64_t>& perm) const {
@@ -66,17 +79,20 @@ struct PermuteRows {
       detail::batched::permute_rows(contiguous(x), contiguous(perm), out);
       return out;
     }
-    const std::int64_t m = x.shape()[0], n = x.shape()[1], nb = detail::mat_batch_count(x.shape());
-    const auto off = detail::batch_offsets(x, detail::mat_batch_shape(x.shape()));
-    const std::int64_t s0 = x.strides()[0], s1 = x.strides()[1];
+    const std::int64_t m = x.shape()[0], n = x.shape()[1];
     const Tensor<std::int64_t> p = contiguous(perm);
-    for (std::int64_t b = 0; b < nb; ++b) {
-      const T* src = x.data() + off[b];
-      T* dst = out.mutable_data() + b * m * n;
-      const std::int64_t* q = p.data() + b * m;
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i < m; ++i) dst[i + j * m] = src[q[i] * s0 + j * s1];
-    }
+    auto run = [m, n, off = detail::batch_offsets(x, detail::mat_batch_shape(x.shape())), s0 = x.strides()[0],
+                s1 = x.strides()[1]](char* const* ptr) {
+      const std::int64_t* perm_data = reinterpret_cast<const std::int64_t*>(ptr[2]);
+      for (std::size_t b = 0; b < off.size(); ++b) {
+        const T* src = reinterpret_cast<const T*>(ptr[1]) + off[b];
+        T* dst = reinterpret_cast<T*>(ptr[0]) + static_cast<std::int64_t>(b) * m * n;
+        const std::int64_t* q = perm_data + static_cast<std::int64_t>(b) * m;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < m; ++i) dst[i + j * m] = src[q[i] * s0 + j * s1];
+      }
+    };
+    detail::record_kernel(run, out, x, p);
     return out;
   }
   // A permutation is linear and orthogonal: dy = permute_rows(dx, perm);

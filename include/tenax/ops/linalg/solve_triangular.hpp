@@ -1,4 +1,6 @@
 #pragma once
+#include <functional>
+
 // solve_triangular: X = op(T)^-1 B (left) or X = B op(T)^-1 (right), T triangular (upper or
 // lower, optionally unit diagonal), op in {N, T, C}; batched with broadcast batch dimensions.
 #include "tenax/ad/apply.hpp"
@@ -14,6 +16,7 @@ namespace ops {
 
 struct SolveTriangular {
   static constexpr const char* name = "solve_triangular";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
   bool upper, left, unit;
   cpu::Trans trans;
@@ -24,12 +27,41 @@ struct SolveTriangular {
     const std::int64_t m = B.shape()[0], n = B.shape()[1];
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(m, n, batch), B.device());
     if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
-    detail::copy_into(X, expand(B, X.shape()));
-    const Tensor<T> a = detail::unit_row_stride(A);
-    const auto aoff = detail::batch_offsets(a, batch);
-    const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
-    detail::batched::trsm(left ? cpu::Side::Left : cpu::Side::Right, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, trans,
-                          unit ? cpu::Diag::Unit : cpu::Diag::NonUnit, a, aoff, lda, X);
+    const cpu::Side side = left ? cpu::Side::Left : cpu::Side::Right;
+    const cpu::Uplo uplo = upper ? cpu::Uplo::Upper : cpu::Uplo::Lower;
+    const cpu::Diag diag = unit ? cpu::Diag::Unit : cpu::Diag::NonUnit;
+    TENAX_CHECK(A.device() == B.device(), name, "inputs are on different devices (", A.device().str(), " and ",
+                B.device().str(), ")");
+    if (!X.device().is_cpu()) {
+      detail::copy_into(X, expand(B, X.shape()));
+      const Tensor<T> a = detail::unit_row_stride(A);
+      const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
+      detail::batched::trsm(side, uplo, trans, diag, a, detail::batch_offsets(a, batch), lda, X);
+      return X;
+    }
+    // On the CPU: B (broadcast) copied into X, A copied into scratch when LAPACK cannot read its
+    // layout, then one trsm per matrix; one kernel, which a prepared program captures.
+    const bool a_ok =
+        (A.strides()[0] == 1 || A.shape()[0] <= 1) && A.strides()[1] >= std::max<std::int64_t>(1, A.shape()[0]);
+    const Tensor<T> a = a_ok ? A : Tensor<T>::empty(A.shape());
+    auto run = [copy_b = detail::copy_kernel<T, T>(*X.impl(), *expand(B, X.shape()).impl()),
+                copy_a = a_ok ? std::function<void(char*, char*)>() : detail::copy_kernel<T, T>(*a.impl(), *A.impl()),
+                scratch = a_ok ? detail::ImplPtr() : a.impl(), aoff = detail::batch_offsets(a, batch),
+                lda = std::max<std::int64_t>(1, a.strides()[1]), m, n, side, uplo, diag,
+                trans = trans](char* const* p) {
+      copy_b(p[0], p[2]);
+      if (scratch) copy_a(static_cast<char*>(scratch->data()), p[1]);
+      const T* ap = reinterpret_cast<const T*>(scratch ? static_cast<char*>(scratch->data()) : p[1]);
+      T* x = reinterpret_cast<T*>(p[0]);
+      for (std::size_t b = 0; b < aoff.size(); ++b)
+        cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), ap + aoff[b], lda, x + static_cast<std::int64_t>(b) * m * n,
+                     std::max<std::int64_t>(1, m));
+    };
+    if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
+      c->record(run, X.impl().get(), A.impl().get(), B.impl().get());
+    char* const p[] = {static_cast<char*>(X.impl()->data()), static_cast<char*>(A.impl()->data()),
+                       static_cast<char*>(B.impl()->data())};
+    run(p);
     return X;
   }
 
