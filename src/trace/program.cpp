@@ -258,8 +258,6 @@ void Program::run_forward(bool anomaly, bool in_place) {
   }
 }
 
-// The first run: every step's forward with its kernel captured, nothing released or overwritten
-// (so that storage identity tells which values share a buffer), then the plan.
 // Step k as the first run saw it right after it ran: its kernel, and the bodies of its inputs and
 // of its first output (a later step may define an alias of a value, replacing its body in env_).
 struct Program::Seen {
@@ -268,6 +266,8 @@ struct Program::Seen {
   detail::ImplPtr out;
 };
 
+// The first run: every step's forward with its kernel captured, nothing released or overwritten
+// (so that storage identity tells which values share a buffer), then the plan.
 void Program::run_capture() {
   input_strides_.clear();
   for (std::int32_t v : g_.inputs) input_strides_.push_back(env_[static_cast<std::size_t>(v)]->strides);
@@ -314,7 +314,7 @@ bool is_plain_buffer(const detail::TensorImpl& t) { return t.offset == 0 && t.is
 
 }  // namespace
 
-void Program::prepare(std::vector<Seen>& seen) {
+void Program::prepare(const std::vector<Seen>& seen) {
   using Kind = Step::Kind;
   const std::size_t nv = g_.values.size(), ns = g_.nodes.size();
   steps_.assign(ns, Step{});

@@ -124,7 +124,12 @@ TEST(TracePlan, OutputsThatViewIntermediatesAreNotInSlots) {
   show(p.str());
   expect_bitwise(r1, f(x), "first result after later runs");
   expect_bitwise(r2, f(x2), "second result after a later run");
-  EXPECT_FALSE(has(p.str(), "= exp(%0) : f64[3, 4] (96 B)  [kernel, slot")) << p.str();
+  // exp's buffer is shared with an output (through the transpose): a kernel step without a slot.
+  const std::string dump = p.str();
+  const std::size_t at = dump.find("= exp(%0)");
+  ASSERT_NE(at, std::string::npos) << dump;
+  const std::string line = dump.substr(at, dump.find('\n', at) - at);
+  EXPECT_TRUE(has(line, "[kernel]")) << line;
 }
 
 TEST(TracePlan, ViewsOfOtherDtypesAndStridedRawInputs) {

@@ -118,7 +118,7 @@ class Program {
   void run_capture();
   void run_prepared();
   struct Seen;  // what the first run saw at one step (program.cpp)
-  void prepare(std::vector<Seen>& seen);
+  void prepare(const std::vector<Seen>& seen);
   bool inputs_match_plan() const;
   bool storage_distinct() const;
   Graph g_;

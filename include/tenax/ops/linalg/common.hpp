@@ -215,12 +215,17 @@ std::vector<std::int64_t> batch_offsets(const Tensor<T>& t, const Shape& batch) 
   return off;
 }
 
+// Whether LAPACK can read x's matrices in place: unit stride in dimension 0, a leading dimension
+// of at least the row count.
+template <class T>
+bool has_unit_row_stride(const Tensor<T>& x) {
+  return (x.strides()[0] == 1 || x.shape()[0] <= 1) && x.strides()[1] >= std::max<std::int64_t>(1, x.shape()[0]);
+}
+
 // x with a unit stride in dimension 0 (what LAPACK needs), copying only when necessary.
 template <class T>
 Tensor<T> unit_row_stride(const Tensor<T>& x) {
-  const bool ok =
-      (x.strides()[0] == 1 || x.shape()[0] <= 1) && x.strides()[1] >= std::max<std::int64_t>(1, x.shape()[0]);
-  return ok ? x : work_copy(x);
+  return has_unit_row_stride(x) ? x : work_copy(x);
 }
 
 inline Shape with_batch(std::int64_t m, std::int64_t n, const Shape& batch) {

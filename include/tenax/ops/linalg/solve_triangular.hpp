@@ -41,8 +41,7 @@ struct SolveTriangular {
     }
     // On the CPU: B (broadcast) copied into X, A copied into scratch when LAPACK cannot read its
     // layout, then one trsm per matrix; one kernel, which a prepared program captures.
-    const bool a_ok =
-        (A.strides()[0] == 1 || A.shape()[0] <= 1) && A.strides()[1] >= std::max<std::int64_t>(1, A.shape()[0]);
+    const bool a_ok = detail::has_unit_row_stride(A);
     const Tensor<T> a = a_ok ? A : Tensor<T>::empty(A.shape());
     auto run = [copy_b = detail::copy_kernel<T, T>(*X.impl(), *expand(B, X.shape()).impl()),
                 copy_a = a_ok ? std::function<void(char*, char*)>() : detail::copy_kernel<T, T>(*a.impl(), *A.impl()),
@@ -57,11 +56,7 @@ struct SolveTriangular {
         cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), ap + aoff[b], lda, x + static_cast<std::int64_t>(b) * m * n,
                      std::max<std::int64_t>(1, m));
     };
-    if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
-      c->record(run, X.impl().get(), A.impl().get(), B.impl().get());
-    char* const p[] = {static_cast<char*>(X.impl()->data()), static_cast<char*>(A.impl()->data()),
-                       static_cast<char*>(B.impl()->data())};
-    run(p);
+    detail::record_kernel(run, X, A, B);
     return X;
   }
 

@@ -33,10 +33,7 @@ struct Embed {
       for (std::int64_t i = 0; i < numel; ++i) q[i] = T(0);
       copy(p[0] + at, p[1]);
     };
-    if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
-      c->record(run, out.impl().get(), g.impl().get());
-    char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(g.impl()->data())};
-    run(p);
+    detail::record_kernel(run, out, g);
     return out;
   }
   // Linear: dy = embed(dx); gx = view(gy).

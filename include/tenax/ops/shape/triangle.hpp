@@ -35,10 +35,7 @@ struct Triangle {
           for (std::int64_t i = 0; i < m; ++i)
             if (lower ? (j - i > k) : (j - i < k)) q[i + j * m] = T(0);
     };
-    if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
-      c->record(run, out.impl().get(), x.impl().get());
-    char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(x.impl()->data())};
-    run(p);
+    detail::record_kernel(run, out, x);
     return out;
   }
   // A projection (linear and self-adjoint): dy = P(dx); gx = P(gy).
