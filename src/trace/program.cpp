@@ -259,11 +259,10 @@ void Program::run_forward(bool anomaly, bool in_place) {
 }
 
 // Step k as the first run saw it right after it ran: its kernel, and the bodies of its inputs and
-// of its first output (a later step may define an alias of a value, replacing its body in env_).
+// outputs (a later step may define an alias of a value, replacing its body in env_).
 struct Program::Seen {
   detail::KernelCapture kernel;
-  std::vector<detail::ImplPtr> in;
-  detail::ImplPtr out;
+  std::vector<detail::ImplPtr> in, out;
 };
 
 // The first run: every step's forward with its kernel captured, nothing released or overwritten
@@ -279,7 +278,7 @@ void Program::run_capture() {
       n.forward(env_.data(), n.in.data(), n.out.data());
     }
     for (std::int32_t v : n.in) seen[k].in.push_back(env_[static_cast<std::size_t>(v)]);
-    if (!n.out.empty() && n.out[0] >= 0) seen[k].out = env_[static_cast<std::size_t>(n.out[0])];
+    for (std::int32_t v : n.out) seen[k].out.push_back(v >= 0 ? env_[static_cast<std::size_t>(v)] : detail::ImplPtr());
   }
   prepare(seen);
   prepared_ = true;
@@ -326,25 +325,40 @@ void Program::prepare(const std::vector<Seen>& seen) {
   for (std::size_t k = 0; k < ns; ++k) {
     const GraphNode& n = g_.nodes[k];
     Step& st = steps_[k];
-    if (n.out.size() != 1 || n.out[0] < 0 || def_[static_cast<std::size_t>(n.out[0])] != static_cast<std::int64_t>(k))
-      continue;
-    const std::int32_t o = n.out[0];
     const Seen& at = seen[k];
-    const detail::TensorImpl* y = at.out.get();
-    if (y == nullptr) continue;
-    const detail::KernelCapture& c = at.kernel;
-    auto layout = [&] {
-      st.out = o;
-      st.dtype = y->dtype;
-      st.device = y->device;
-      st.shape = y->shape;
-      st.strides = y->strides;
-      st.offset = y->offset;
+    bool defined_here = !n.out.empty();
+    for (std::int32_t v : n.out)
+      defined_here = defined_here && (v < 0 || def_[static_cast<std::size_t>(v)] == static_cast<std::int64_t>(k));
+    if (!defined_here) continue;
+    auto layout = [](Out& o, std::int32_t v, const detail::TensorImpl& y) {
+      o.value = v;
+      o.dtype = y.dtype;
+      o.device = y.device;
+      o.shape = y.shape;
+      o.strides = y.strides;
+      o.offset = y.offset;
     };
-    if ((n.one_kernel || n.elementwise) && c.kernels == 1 && c.out && c.out->storage.get() == y->storage.get() &&
-        c.out->dtype == y->dtype && is_plain_buffer(*c.out)) {
+    const detail::KernelCapture& c = at.kernel;
+    if ((n.one_kernel || n.elementwise) && c.kernels == 1 && c.n_outs == static_cast<int>(n.out.size())) {
+      // Each defined output is (a view of) its own fresh buffer, written by the kernel; the
+      // kernel's operands are node inputs.
+      std::vector<Out> outs(n.out.size());
       bool ok = true;
-      for (const detail::ImplPtr& x : at.in) ok = ok && x->storage.get() != y->storage.get();  // a fresh buffer
+      for (std::size_t j = 0; j < n.out.size() && ok; ++j) {
+        const detail::TensorImpl* w = c.outs[j].get();
+        const detail::TensorImpl* y = at.out[j].get();
+        if (n.out[j] < 0) {
+          ok = w == nullptr;
+          continue;
+        }
+        ok = w && y && w->storage.get() == y->storage.get() && w->dtype == y->dtype && is_plain_buffer(*w);
+        for (std::size_t i = 0; i < j && ok; ++i) ok = !at.out[i] || at.out[i]->storage.get() != y->storage.get();
+        for (const detail::ImplPtr& x : at.in) ok = ok && x->storage.get() != y->storage.get();
+        if (!ok) break;
+        layout(outs[j], n.out[j], *y);
+        outs[j].buffer = w->shape;
+        outs[j].is_buffer = w == y;
+      }
       for (int j = 0; j < c.n_operands && ok; ++j) {
         std::int32_t found = -1;
         for (std::size_t i = 0; i < n.in.size(); ++i)
@@ -353,21 +367,22 @@ void Program::prepare(const std::vector<Seen>& seen) {
         ok = found >= 0;
       }
       if (ok) {
-        layout();
         st.kind = Kind::kernel;
+        st.outs = std::move(outs);
         st.fn = c.fn;
         st.n_operands = c.n_operands;
-        st.buffer = c.out->shape;
-        st.out_is_buffer = c.out.get() == y;
         continue;
       }
     }
+    const detail::TensorImpl* y = n.out.size() == 1 ? at.out[0].get() : nullptr;
+    if (y == nullptr) continue;
     for (std::size_t i = 0; i < n.in.size(); ++i)
       if (at.in[i]->storage.get() == y->storage.get()) {
-        layout();
         st.kind = Kind::view;
+        st.outs.assign(1, Out{});
+        layout(st.outs[0], n.out[0], *y);
         st.base = n.in[i];
-        st.offset = byte_offset(*y) - byte_offset(*at.in[i]);
+        st.outs[0].offset = byte_offset(*y) - byte_offset(*at.in[i]);
         break;
       }
   }
@@ -390,11 +405,13 @@ void Program::prepare(const std::vector<Seen>& seen) {
   for (std::int32_t v : g_.outputs) pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])] = 1;
   for (std::int32_t v : g_.constant_ids) pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])] = 1;
   for (std::size_t k = 0; k < ns; ++k)
-    if (steps_[k].kind == Kind::kernel) {
-      const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(steps_[k].out)]);
-      if (root[gk] >= 0 || !steps_[k].device.is_cpu()) pinned[gk] = 1;
-      root[gk] = static_cast<std::int32_t>(k);
-    }
+    if (steps_[k].kind == Kind::kernel)
+      for (const Out& o : steps_[k].outs) {
+        if (o.value < 0) continue;
+        const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(o.value)]);
+        if (root[gk] >= 0 || !o.device.is_cpu()) pinned[gk] = 1;
+        root[gk] = static_cast<std::int32_t>(k);
+      }
   for (std::size_t gk = 0; gk < ng; ++gk)
     if (root[gk] < 0) pinned[gk] = 1;
   // 3. Slots: best fit among the free ones, in step order; an elementwise step may take over the
@@ -406,17 +423,19 @@ void Program::prepare(const std::vector<Seen>& seen) {
   std::vector<std::int32_t> slot_of(ng, -1);
   std::vector<std::int64_t> capacity;
   std::vector<char> is_free;
-  auto bytes_of_buffer = [](const Step& st) {
-    return numel_of(st.buffer) * static_cast<std::int64_t>(dtype_size(st.dtype));
+  auto bytes_of_buffer = [](const Out& o) {
+    return numel_of(o.buffer) * static_cast<std::int64_t>(dtype_size(o.dtype));
   };
   for (std::size_t k = 0; k < ns; ++k) {
     Step& st = steps_[k];
-    if (st.kind == Kind::kernel) {
-      const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(st.out)]);
-      const std::int64_t bytes = bytes_of_buffer(st);
+    const bool elementwise = g_.nodes[k].elementwise && st.outs.size() == 1;
+    for (Out& o : st.outs) {
+      if (st.kind != Kind::kernel || o.value < 0) continue;
+      const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(o.value)]);
+      const std::int64_t bytes = bytes_of_buffer(o);
       if (!pinned[gk]) {
         std::int32_t chosen = -1;
-        if (g_.nodes[k].elementwise)
+        if (elementwise)
           for (int j = 0; j < st.n_operands && chosen < 0; ++j) {
             const std::int32_t u = st.operands[static_cast<std::size_t>(j)];
             const std::int32_t gu = group[static_cast<std::size_t>(u)];
@@ -424,8 +443,8 @@ void Program::prepare(const std::vector<Seen>& seen) {
                 group_last[static_cast<std::size_t>(gu)] != static_cast<std::int64_t>(k))
               continue;
             const Step& su = steps_[static_cast<std::size_t>(def_[static_cast<std::size_t>(u)])];
-            bool alone = su.kind == Kind::kernel && su.out == u && su.out_is_buffer && su.buffer == st.buffer &&
-                         su.dtype == st.dtype;
+            bool alone = su.kind == Kind::kernel && su.outs.size() == 1 && su.outs[0].value == u &&
+                         su.outs[0].is_buffer && su.outs[0].buffer == o.buffer && su.outs[0].dtype == o.dtype;
             for (int i = 0; i < st.n_operands; ++i) {
               const std::int32_t w = st.operands[static_cast<std::size_t>(i)];
               alone = alone && (w == u || group[static_cast<std::size_t>(w)] != gu);
@@ -448,8 +467,8 @@ void Program::prepare(const std::vector<Seen>& seen) {
         }
         is_free[static_cast<std::size_t>(chosen)] = 0;
         slot_of[gk] = chosen;
-        st.slot = chosen;
-      } else if (g_.nodes[k].elementwise && in_place_[k] >= 0 &&
+        o.slot = chosen;
+      } else if (elementwise && in_place_[k] >= 0 &&
                  pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(in_place_[k])])]) {
         // A pool buffer per run; it may take the body of the input the liveness plan lets it
         // overwrite, when that input is a plain buffer of the same layout (checked at run time
@@ -460,7 +479,7 @@ void Program::prepare(const std::vector<Seen>& seen) {
           if (g_.nodes[k].in[i] == in_place_[k]) u = seen[k].in[i].get();
         for (int j = 0; j < st.n_operands; ++j)
           if (st.operands[static_cast<std::size_t>(j)] == in_place_[k] && u && is_plain_buffer(*u) &&
-              u->shape == st.buffer && u->dtype == st.dtype && st.out_is_buffer)
+              u->shape == o.buffer && u->dtype == o.dtype && o.is_buffer)
             st.reuse = in_place_[k];
       }
     }
@@ -471,19 +490,30 @@ void Program::prepare(const std::vector<Seen>& seen) {
   // 4. The slots' storage and the bodies that stay the same every run.
   slots_.clear();
   for (std::int64_t c : capacity) slots_.push_back(detail::make_storage(static_cast<std::size_t>(c), Device::cpu()));
-  std::vector<char> fixed_value(nv, 0);
   for (std::size_t k = 0; k < ns; ++k) {
     Step& st = steps_[k];
-    if (st.kind == Kind::kernel && st.slot >= 0) {
-      st.fixed =
-          body_over(slots_[static_cast<std::size_t>(st.slot)], st.dtype, st.device, st.shape, st.strides, st.offset);
-      fixed_value[static_cast<std::size_t>(st.out)] = 1;
-    } else if (st.kind == Kind::view && fixed_value[static_cast<std::size_t>(st.base)]) {
-      const Step& sb = steps_[static_cast<std::size_t>(def_[static_cast<std::size_t>(st.base)])];
-      st.fixed = view_over(*sb.fixed, st.dtype, st.device, st.shape, st.strides, st.offset);
-      fixed_value[static_cast<std::size_t>(st.out)] = 1;
+    if (st.kind == Kind::kernel) {
+      for (Out& o : st.outs)
+        if (o.value >= 0 && o.slot >= 0)
+          o.fixed =
+              body_over(slots_[static_cast<std::size_t>(o.slot)], o.dtype, o.device, o.shape, o.strides, o.offset);
+    } else if (st.kind == Kind::view) {
+      Out& o = st.outs[0];
+      if (const Out& b = out_of(st.base); b.fixed)
+        o.fixed = view_over(*b.fixed, o.dtype, o.device, o.shape, o.strides, o.offset);
     }
   }
+}
+
+// The prepared output record of value v (an empty record for inputs, constants and values of
+// forward steps, whose bodies are made per run).
+const Program::Out& Program::out_of(std::int32_t v) const {
+  static const Out none;
+  const std::int64_t k = def_[static_cast<std::size_t>(v)];
+  if (k < 0) return none;
+  for (const Out& o : steps_[static_cast<std::size_t>(k)].outs)
+    if (o.value == v) return o;
+  return none;
 }
 
 void Program::run_prepared() {
@@ -495,36 +525,48 @@ void Program::run_prepared() {
         forward_step(k, true);
         break;
       case Kind::kernel: {
-        char* p[detail::kMaxKernelOperands + 1];
+        // Pointers: the outputs' buffers, then the operands' data.
+        const std::size_t no = st.outs.size();
+        char* p[detail::kMaxKernelOutputs + detail::kMaxKernelOperands];
+        detail::ImplPtr buf[detail::kMaxKernelOutputs];
         for (int j = 0; j < st.n_operands; ++j)
-          p[j + 1] =
+          p[no + static_cast<std::size_t>(j)] =
               static_cast<char*>(env_[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j)])]->data());
-        detail::ImplPtr& y = env_[static_cast<std::size_t>(st.out)];
-        if (st.fixed) {
-          p[0] = static_cast<char*>(st.fixed->storage->data);
-          st.fn(p);
-          y = st.fixed;
-          break;
+        for (std::size_t j = 0; j < no; ++j) {
+          const Out& o = st.outs[j];
+          if (o.value < 0) {
+            p[j] = nullptr;
+          } else if (o.fixed) {
+            p[j] = static_cast<char*>(o.fixed->storage->data);
+          } else {
+            if (st.reuse >= 0) {
+              detail::ImplPtr& u = env_[static_cast<std::size_t>(st.reuse)];
+              if (sole_owner(u.get())) buf[j] = std::move(u);
+            }
+            if (!buf[j]) buf[j] = detail::make_impl(o.dtype, o.buffer, o.device);
+            p[j] = static_cast<char*>(buf[j]->storage->data);
+          }
         }
-        detail::ImplPtr buf;
-        if (st.reuse >= 0) {
-          detail::ImplPtr& u = env_[static_cast<std::size_t>(st.reuse)];
-          if (sole_owner(u.get())) buf = std::move(u);
-        }
-        if (!buf) buf = detail::make_impl(st.dtype, st.buffer, st.device);
-        p[0] = static_cast<char*>(buf->storage->data);
         st.fn(p);
-        y = st.out_is_buffer ? std::move(buf)
-                             : body_over(buf->storage, st.dtype, st.device, st.shape, st.strides, st.offset);
+        for (std::size_t j = 0; j < no; ++j) {
+          const Out& o = st.outs[j];
+          if (o.value < 0) continue;
+          detail::ImplPtr& y = env_[static_cast<std::size_t>(o.value)];
+          if (o.fixed)
+            y = o.fixed;
+          else
+            y = o.is_buffer ? std::move(buf[j])
+                            : body_over(buf[j]->storage, o.dtype, o.device, o.shape, o.strides, o.offset);
+        }
         break;
       }
       case Kind::view: {
-        if (st.fixed) {
-          env_[static_cast<std::size_t>(st.out)] = st.fixed;
-        } else {
-          env_[static_cast<std::size_t>(st.out)] =
-              view_over(*env_[static_cast<std::size_t>(st.base)], st.dtype, st.device, st.shape, st.strides, st.offset);
-        }
+        const Out& o = st.outs[0];
+        if (o.fixed)
+          env_[static_cast<std::size_t>(o.value)] = o.fixed;
+        else
+          env_[static_cast<std::size_t>(o.value)] =
+              view_over(*env_[static_cast<std::size_t>(st.base)], o.dtype, o.device, o.shape, o.strides, o.offset);
         break;
       }
     }
@@ -577,8 +619,13 @@ std::string Program::str() const {
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     const GraphNode& n = g_.nodes[k];
     o << "  [" << k << "] ";
-    for (std::size_t j = 0; j < n.out.size(); ++j)
-      o << (j ? ", " : "") << (n.out[j] < 0 ? std::string("_") : "%" + std::to_string(n.out[j]));
+    for (std::size_t j = 0; j < n.out.size(); ++j) {
+      o << (j ? ", " : "");
+      if (n.out[j] < 0)
+        o << '_';
+      else
+        o << '%' << n.out[j];
+    }
     o << " = " << n.name << '(';
     for (std::size_t j = 0; j < n.in.size(); ++j) o << (j ? ", " : "") << '%' << n.in[j];
     o << ") :";
@@ -590,7 +637,19 @@ std::string Program::str() const {
       const Step& st = steps_[k];
       if (st.kind == Step::Kind::kernel) {
         o << "  [kernel";
-        if (st.slot >= 0) o << ", slot " << st.slot;
+        if (st.outs.size() == 1 && st.outs[0].slot >= 0) o << ", slot " << st.outs[0].slot;
+        if (st.outs.size() > 1) {
+          o << ", slots";
+          for (const Out& u : st.outs) {
+            o << ' ';
+            if (u.value < 0)
+              o << '_';
+            else if (u.slot >= 0)
+              o << u.slot;
+            else
+              o << "pool";
+          }
+        }
         o << ']';
       } else if (st.kind == Step::Kind::view) {
         o << "  [view of %" << st.base << ']';

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <string>
 
 #include "support/messages.hpp"
@@ -23,8 +24,8 @@ void show(const std::string& s) {
 }
 
 TEST(TracePlan, FirstRunPreparesKernelsViewsAndSlots) {
-  // A matmul, elementwise ops, reductions, a transpose and a reshape: all prepared; svdvals runs
-  // its forward.
+  // A matmul, elementwise ops, reductions, a transpose, a reshape and svdvals: all prepared (svd
+  // is one kernel with several outputs, the undefined U and Vh of svdvals among them).
   auto f = [](const Tensor<double>& x, const Tensor<double>& w) {
     const auto h = tx::relu(tx::matmul(x, w) + 0.5);
     const auto s = tx::sum(h * h, {1}, false);
@@ -41,7 +42,10 @@ TEST(TracePlan, FirstRunPreparesKernelsViewsAndSlots) {
   show(dump);
   EXPECT_TRUE(has(dump, "[kernel, slot ")) << dump;
   EXPECT_TRUE(has(dump, "[view of %")) << dump;
-  EXPECT_TRUE(has(dump, "= svd(%4)") && has(dump, "[forward]")) << dump;
+  const std::size_t at = dump.find("= svd(%4)");
+  ASSERT_NE(at, std::string::npos) << dump;
+  EXPECT_TRUE(has(dump.substr(at, dump.find('\n', at) - at), "[kernel, slots _ ")) << dump;
+  EXPECT_FALSE(has(dump, "[forward]")) << dump;
   // matmul, add, relu, mul, sum, mul_scalar, exp, sum, mul_scalar, sum, sum, add, add; transpose
   // and reshape views.
   EXPECT_GE(p.program().kernel_steps(), 12u) << dump;
@@ -84,6 +88,86 @@ TEST(TracePlan, TriangleEmbedAndBroadcastMatmulAreKernels) {
     const auto a2 = Tensor<double>::randn({4, 4}, seed), s2 = Tensor<double>::full({}, 0.25 * seed);
     expect_bitwise(p(a2, s2), f(a2, s2), "prepared run, seed " + std::to_string(seed));
   }
+}
+
+// The dump line of the step running `op` (its first occurrence).
+std::string step_line(const std::string& dump, const std::string& op) {
+  const std::size_t at = dump.find("= " + op + "(");
+  return at == std::string::npos ? std::string() : dump.substr(at, dump.find('\n', at) - at);
+}
+
+TEST(TracePlan, LinalgFactorizationsAreKernels) {
+  // Each CPU factorization and solve is one captured kernel writing several outputs (its scratch,
+  // such as QR's work copy and tau, kept by the kernel). The gradient of a loss through all of
+  // them, compiled: every factorization step is a kernel, prepared runs at other values match
+  // eager bit for bit, and after the first runs a run makes no system allocation and no pool miss.
+  auto f = [](const Tensor<double>& a0, const Tensor<double>& b0) {
+    return tx::grad(
+        [](const Tensor<double>& a, const Tensor<double>& b) {
+          const auto spd = tx::matmul(a, tx::transpose(a)) + Tensor<double>::eye(4) * 4.0;
+          const auto [q, r] = tx::linalg::qr(a);
+          const auto [w, v] = tx::linalg::eigh(spd);
+          const auto [u, s, vh] = tx::linalg::svd(a);
+          const auto l = tx::linalg::cholesky(spd);
+          const auto x = tx::linalg::solve(a, b);
+          const auto [sg, ld] = tx::linalg::slogdet(a);
+          const auto [lu, piv] = tx::linalg::lu_factor(a);
+          return tx::sum(q * r) + tx::sum(w * w) + tx::sum(v * v * 0.5) + tx::sum(s) + tx::sum(l * 0.25) + tx::sum(x) +
+                 tx::sum(ld) + tx::sum(lu * lu);
+        },
+        a0, b0);
+  };
+  const auto a = Tensor<double>::randn({4, 4}, 1) + Tensor<double>::eye(4) * 3.0;
+  const auto b = Tensor<double>::randn({4, 2}, 2);
+  const auto p = tx::compile(f, a, b);
+  (void)p(a, b);
+  const std::string dump = p.str();
+  show(dump);
+  for (const char* op : {"qr", "eigh", "svd", "cholesky", "solve", "slogdet", "lu_factor"})
+    EXPECT_TRUE(has(step_line(dump, op), "[kernel, slots")) << op << '\n' << dump;
+  EXPECT_TRUE(has(step_line(dump, "lu_solve"), "[kernel")) << dump;  // in the derivatives of solve and slogdet
+  EXPECT_FALSE(has(dump, "[forward]")) << dump;
+  for (int seed = 3; seed < 6; ++seed) {
+    const auto a2 = Tensor<double>::randn({4, 4}, seed) + Tensor<double>::eye(4) * 3.0;
+    const auto b2 = Tensor<double>::randn({4, 2}, seed + 10);
+    expect_bitwise(p(a2, b2), f(a2, b2), "prepared run, seed " + std::to_string(seed));
+  }
+  (void)p(a, b);
+  tx::reset_allocator_stats();
+  const auto g = p(a, b);
+  const auto st = tx::allocator_stats();
+  EXPECT_EQ(st.system_allocs, 0);
+  EXPECT_EQ(st.pool_misses, 0);
+  expect_bitwise(g, f(a, b), "after the allocator check");
+}
+
+TEST(TracePlan, LinalgFailuresInPreparedRuns) {
+  // A prepared factorization reports failure as eager does: cholesky_ex's info and NaN factor for
+  // a matrix that is not positive definite, and qr's LinAlgError for a NaN input, after which the
+  // program runs again.
+  auto chol = [](const Tensor<double>& a) { return tx::linalg::cholesky_ex(a); };
+  const auto spd = Tensor<double>::eye(3) * 2.0;
+  const auto pc = tx::compile(chol, spd);
+  (void)pc(spd);
+  EXPECT_TRUE(has(step_line(pc.str(), "cholesky"), "[kernel, slots")) << pc.str();
+  const auto bad = Tensor<double>::eye(3) * -1.0;
+  const auto [l, info] = pc(bad);
+  const auto [le, infoe] = chol(bad);
+  EXPECT_EQ(info.item(), 1);
+  expect_bitwise(l, le, "cholesky_ex factor of a matrix that is not positive definite");
+  expect_bitwise(info, infoe, "cholesky_ex info");
+  expect_bitwise(pc(spd), chol(spd), "cholesky_ex after the failure");
+
+  auto qr = [](const Tensor<double>& a) { return tx::linalg::qr(a); };
+  const auto a = Tensor<double>::randn({4, 3}, 1);
+  const auto pq = tx::compile(qr, a);
+  (void)pq(a);
+  EXPECT_TRUE(has(step_line(pq.str(), "qr"), "[kernel, slots")) << pq.str();
+  auto nan = a.contiguous();
+  nan.mutable_data()[5] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW((void)pq(nan), tx::linalg::LinAlgError);
+  const auto a2 = Tensor<double>::randn({4, 3}, 2);
+  expect_bitwise(pq(a2), qr(a2), "qr after the failure");
 }
 
 TEST(TracePlan, ElementwiseChainAllocatesOnlyItsOutput) {

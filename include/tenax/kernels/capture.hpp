@@ -4,9 +4,12 @@
 // the kernel they ran: a closure fixed by the shapes and strides of this call. detail::map,
 // copy_into and detail::reduce record the functor and the merged loop nest; matmul its gemm calls
 // (ops/linalg/matmul.hpp); tril/triu, embed, solve_triangular, permute_rows and the permutation
-// helpers their loops (detail::record_kernel). Later runs call the closure on the operands' data
-// pointers and skip the op's shape logic (broadcasting, stride merging, output allocation). The
-// eager path runs the same closure code, so results are bit-identical.
+// helpers their loops (detail::record_kernel); the CPU linalg factorizations and solves (qr, eigh,
+// svd, lu_factor, cholesky, solve, slogdet) their whole fused forward, writing several outputs
+// and keeping their scratch (work copies, tau) in the closure (detail::record_kernel_n). Later
+// runs call the closure on the outputs' and operands' data pointers and skip the op's shape logic
+// (broadcasting, stride merging, output allocation). The eager path runs the same closure code,
+// so results are bit-identical.
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -15,28 +18,36 @@
 
 namespace tenax::detail {
 
-// Pointers of one kernel call: [0] the output buffer's first element, [1..] the operands' data().
+// Pointers of one kernel call: the output buffers' first elements ([0] for a one-output kernel;
+// nullptr for an output the op leaves undefined), then the operands' data().
 using KernelFn = std::function<void(char* const* ptrs)>;
 
 inline constexpr int kMaxKernelOperands = 3;
+inline constexpr int kMaxKernelOutputs = 5;
 
 struct KernelCapture {
   int kernels = 0;  // driver calls seen during the step (a step is prepared only with exactly 1)
   KernelFn fn;
-  // The body the kernel wrote and the bodies it read, held so that their addresses stay unique
-  // until the program has compared them with its values.
-  ImplPtr out;
+  // The bodies the kernel wrote (null: an undefined output) and the bodies it read, held so that
+  // their addresses stay unique until the program has compared them with its values.
+  std::array<ImplPtr, kMaxKernelOutputs> outs{};
+  int n_outs = 0;
   std::array<ImplPtr, kMaxKernelOperands> operands{};
   int n_operands = 0;
 
+  void record_n(KernelFn f, const TensorImpl* const* o, int no, const TensorImpl* const* in, int ni) {
+    if (kernels++ != 0) return;
+    fn = std::move(f);
+    n_outs = no;
+    for (int j = 0; j < no; ++j) outs[static_cast<std::size_t>(j)] = ImplPtr(const_cast<TensorImpl*>(o[j]));
+    n_operands = ni;
+    for (int j = 0; j < ni; ++j) operands[static_cast<std::size_t>(j)] = ImplPtr(const_cast<TensorImpl*>(in[j]));
+  }
   template <class... In>
   void record(KernelFn f, const TensorImpl* o, const In*... in) {
     static_assert(sizeof...(In) <= kMaxKernelOperands);
-    if (kernels++ != 0) return;
-    fn = std::move(f);
-    out = ImplPtr(const_cast<TensorImpl*>(o));
-    operands = {ImplPtr(const_cast<TensorImpl*>(in))...};
-    n_operands = static_cast<int>(sizeof...(In));
+    const TensorImpl* const ins[] = {in..., nullptr};
+    record_n(std::move(f), &o, 1, ins, static_cast<int>(sizeof...(In)));
   }
 };
 

@@ -168,6 +168,25 @@ void record_kernel(K&& kernel, const Tensor<Out>& out, const Tensor<In>&... in) 
   kernel(p);
 }
 
+// record_kernel for a kernel with several outputs (an undefined output is nullptr, and so is its
+// pointer): kernel(ptrs) gets the outputs' first elements, then the inputs'.
+template <class K, std::size_t NO, std::size_t NI>
+void record_kernel_n(K&& kernel, const TensorImpl* const (&outs)[NO], const TensorImpl* const (&ins)[NI]) {
+  static_assert(NO <= kMaxKernelOutputs && NI <= kMaxKernelOperands);
+  if (KernelCapture* c = kernel_capture()) [[unlikely]]
+    c->record_n(kernel, outs, static_cast<int>(NO), ins, static_cast<int>(NI));
+  char* p[NO + NI];
+  for (std::size_t j = 0; j < NO; ++j) p[j] = outs[j] ? static_cast<char*>(outs[j]->data()) : nullptr;
+  for (std::size_t j = 0; j < NI; ++j) p[NO + j] = static_cast<char*>(ins[j]->data());
+  kernel(p);
+}
+
+// A tensor's body for record_kernel_n, nullptr when undefined.
+template <class T>
+const TensorImpl* impl_of(const Tensor<T>& t) {
+  return t.defined() ? t.impl().get() : nullptr;
+}
+
 // The CPU copy of src into dst (same shape, any strides) as a kernel on their first elements:
 // what copy_into runs, for ops whose captured kernel copies and then does more (tril/triu, embed).
 template <class D, class S>

@@ -18,33 +18,33 @@
 // kernel each step ran (kernels/capture.hpp),
 // and then classifies each step:
 //   - kernel: an op whose forward is one captured kernel (Op::elementwise, Op::one_kernel: maps,
-//     copies and casts, reductions, matmul, tril/triu, embed) that ran on the CPU into a fresh
-//     buffer and read only the node's inputs. Later runs call the captured kernel (functor + merged
-//     loop nest, or gemm parameters + batch offsets) on the operands' data pointers: no
-//     broadcasting, no stride merging, no output shape logic;
+//     copies and casts, reductions, matmul, tril/triu, embed, solve_triangular, and the CPU
+//     linalg factorizations and solves: qr, eigh/eigvalsh, svd/svdvals, lu_factor, cholesky,
+//     solve, slogdet) that ran on the CPU into fresh buffers, one per output, and read only the
+//     node's inputs. Later runs call the captured kernel (functor + merged loop nest, gemm
+//     parameters + batch offsets, or the factorization's loop with its scratch held by the
+//     kernel) on the outputs' and operands' data pointers: no broadcasting, no stride merging, no
+//     output shape logic;
 //   - view: a step whose output shares its storage with one of its inputs (transpose, slices,
 //     reshape of a contiguous value, expand, diagonal, real/imag, ...). Later runs make the same
 //     view (dtype, shape, strides, offset relative to the base) without running the op;
-//   - forward: everything else (linalg factorizations and solves, concat, device copies, any step
-//     on a GPU), which runs its op's forward as before.
+//   - forward: everything else (concat, lu_solve, device copies, det, any step on a GPU), which
+//     runs its op's forward as before.
 // and builds a static memory plan: values are grouped by the storage they share (a buffer and the
 // views of it); a group that no program input, output or constant belongs to and whose buffer a
-// kernel step writes gets a slot, one buffer of the plan that groups with disjoint lifetimes share
-// (best fit; an elementwise step may take the slot of an operand whose group ends at that step,
-// which is in-place execution). Slot-backed values keep one body across runs, so their steps
-// allocate nothing; other kernel outputs are allocated from the pool per run, or take the body of
-// an elementwise operand that dies at the step when nothing else refers to it.
-// The plan is valid for the input layouts of the first run (the kernels' strides follow from
-// them; strides of size-1 dimensions do not matter); a run whose inputs have other strides, and any
-// run in anomaly mode (whose checks read a step's inputs after it ran), executes every step's
-// forward instead. The plan ties kernel operands and view bases to the node inputs they were in the
-// first run, so a run in which two inputs, or an input and a constant, are the same tensor does not
-// prepare the program (it runs the forwards; the next run with distinct inputs prepares). str() shows each step's
-// kind and slot. After the first run a prepared run makes no system allocation and no pool miss
-// (tests/trace checks it).
-// run() checks dtypes, shapes and devices against the compiled signature (in anomaly mode each
-// step's outputs are checked for NaN/Inf, ad/anomaly.hpp). A Program is not reentrant: use one per
-// thread.
+// kernel step writes gets a slot (each output of a multi-output kernel is its own group), one buffer of the plan that
+// groups with disjoint lifetimes share (best fit; an elementwise step may take the slot of an operand whose group ends
+// at that step, which is in-place execution). Slot-backed values keep one body across runs, so their steps allocate
+// nothing; other kernel outputs are allocated from the pool per run, or take the body of an elementwise operand that
+// dies at the step when nothing else refers to it. The plan is valid for the input layouts of the first run (the
+// kernels' strides follow from them; strides of size-1 dimensions do not matter); a run whose inputs have other
+// strides, and any run in anomaly mode (whose checks read a step's inputs after it ran), executes every step's forward
+// instead. The plan ties kernel operands and view bases to the node inputs they were in the first run, so a run in
+// which two inputs, or an input and a constant, are the same tensor does not prepare the program (it runs the forwards;
+// the next run with distinct inputs prepares). str() shows each step's kind and slot. After the first run a prepared
+// run makes no system allocation and no pool miss (tests/trace checks it). run() checks dtypes, shapes and devices
+// against the compiled signature (in anomaly mode each step's outputs are checked for NaN/Inf, ad/anomaly.hpp). A
+// Program is not reentrant: use one per thread.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -86,33 +86,38 @@ class Program {
   std::int64_t slot_bytes() const;
 
  private:
-  // One node as prepared by the first run.
-  struct Step {
-    enum class Kind : std::uint8_t { forward, kernel, view };
-    Kind kind = Kind::forward;
-    std::int32_t out = -1;  // kernel, view: the output value
-    // kernel: the captured kernel, the values its operands read, its contiguous output buffer
-    // dtype[buffer] and, when the output value is a view of that buffer, the view's layout.
-    detail::KernelFn fn;
-    std::array<std::int32_t, detail::kMaxKernelOperands> operands{};
-    int n_operands = 0;
-    Shape buffer;
-    bool out_is_buffer = true;
-    std::int32_t slot = -1;   // kernel: the plan's slot, or -1 (a pool buffer per run)
-    std::int32_t reuse = -1;  // kernel without slot: an operand whose body it may take (in place)
-    std::int32_t took = -1;   // kernel with slot: the operand whose slot it took over (in place)
-    // view: the base value, and the output's layout (offset relative to the base's)
-    std::int32_t base = -1;
-    // kernel, view: the output's dtype and layout; offset: kernel, in elements of the buffer;
-    // view, in bytes from the base's first element
+  // One output of a prepared step.
+  struct Out {
+    std::int32_t value = -1;  // -1: an output the op leaves undefined (a kernel writes nothing there)
+    // The output's dtype and layout; offset: kernel, in elements of the buffer; view, in bytes
+    // from the base's first element.
     DType dtype = DType::F64;
     Device device;
     Shape shape;
     Strides strides;
     std::int64_t offset = 0;
-    detail::ImplPtr fixed;  // the output body when it is the same every run (slot-backed)
+    // kernel: the contiguous buffer dtype[buffer] the kernel writes, and whether the value is
+    // that buffer (or a view of it)
+    Shape buffer;
+    bool is_buffer = true;
+    std::int32_t slot = -1;  // kernel: the plan's slot, or -1 (a pool buffer per run)
+    detail::ImplPtr fixed;   // the body when it is the same every run (slot-backed)
   };
-  void check_step(std::size_t k) const;  // anomaly mode
+  // One node as prepared by the first run.
+  struct Step {
+    enum class Kind : std::uint8_t { forward, kernel, view };
+    Kind kind = Kind::forward;
+    std::vector<Out> outs;  // kernel: one per node output; view: one
+    // kernel: the captured kernel and the values its operands read
+    detail::KernelFn fn;
+    std::array<std::int32_t, detail::kMaxKernelOperands> operands{};
+    int n_operands = 0;
+    std::int32_t reuse = -1;  // elementwise kernel without slot: an operand whose body it may take
+    std::int32_t took = -1;   // elementwise kernel with slot: the operand whose slot it took over
+    std::int32_t base = -1;   // view: the base value
+  };
+  const Out& out_of(std::int32_t v) const;  // the prepared output record of value v
+  void check_step(std::size_t k) const;     // anomaly mode
   void forward_step(std::size_t k, bool in_place);
   void run_forward(bool anomaly, bool in_place);
   void run_capture();

@@ -11,24 +11,30 @@ namespace ops {
 // Outputs: the lower factor L and info. Only A's lower triangle is read.
 struct Cholesky {
   static constexpr const char* name = "cholesky";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
   template <class T>
   std::tuple<Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
     if (!A.device().is_cpu()) return forward_generic(A);
-    const std::int64_t n = A.shape()[0];
-    Tensor<T> L = detail::work_copy(A);
+    const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
+    Tensor<T> L = Tensor<T>::empty(A.shape());
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    detail::for_each_matrix(L, [&](T* l, std::int64_t b) {
-      std::int32_t& inf = info.mutable_data()[b];
-      bool finite = true;
-      for (std::int64_t j = 0; j < n && finite; ++j) finite = detail::all_finite(l + j * n + j, n - j);
-      inf = finite ? cpu::potrf<T>(cpu::Uplo::Lower, n, l, std::max<std::int64_t>(1, n)) : detail::kNonFiniteInfo;
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i < j; ++i) l[i + j * n] = T(0);
-      if (inf != 0)
-        for (std::int64_t i = 0; i < n * n; ++i) l[i] = T(std::numeric_limits<real_t<T>>::quiet_NaN());
-    });
+    // One captured kernel: A copied into L, then potrf per matrix.
+    auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
+      copy(p[0], p[2]);
+      detail::for_each_matrix(reinterpret_cast<T*>(p[0]), n, n, nb, [&](T* l, std::int64_t b) {
+        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[1])[b];
+        bool finite = true;
+        for (std::int64_t j = 0; j < n && finite; ++j) finite = detail::all_finite(l + j * n + j, n - j);
+        inf = finite ? cpu::potrf<T>(cpu::Uplo::Lower, n, l, std::max<std::int64_t>(1, n)) : detail::kNonFiniteInfo;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < j; ++i) l[i + j * n] = T(0);
+        if (inf != 0)
+          for (std::int64_t i = 0; i < n * n; ++i) l[i] = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+      });
+    };
+    detail::record_kernel_n(run, {L.impl().get(), info.impl().get()}, {A.impl().get()});
     return {L, info};
   }
   // The same on any device: potrf per matrix, then tensor ops (detail::batched).

@@ -62,12 +62,14 @@ Tensor<T> work_copy(const Tensor<T>& a) {
   return w;
 }
 
-// Calls f(pointer to matrix b, b) for each matrix of a contiguous tensor, in order.
+// Calls f(pointer to matrix b, b) for each of nb contiguous m x n matrices from p, in order.
+template <class T, class F>
+void for_each_matrix(T* p, std::int64_t m, std::int64_t n, std::int64_t nb, F&& f) {
+  for (std::int64_t b = 0; b < nb; ++b) f(p + b * m * n, b);
+}
 template <class T, class F>
 void for_each_matrix(const Tensor<T>& t, F&& f) {
-  const std::int64_t mm = t.shape()[0] * t.shape()[1], nb = mat_batch_count(t.shape());
-  T* p = t.mutable_data();
-  for (std::int64_t b = 0; b < nb; ++b) f(p + b * mm, b);
+  for_each_matrix(t.mutable_data(), t.shape()[0], t.shape()[1], mat_batch_count(t.shape()), f);
 }
 
 // for_each_matrix with a batch of small matrices spread over the worker pool (each matrix on one
@@ -77,14 +79,34 @@ void for_each_matrix(const Tensor<T>& t, F&& f) {
 // OpenBLAS 0.3.21's own getrf and potrf take a global buffer lock per call and ran 2x slower, so
 // LU, solve and Cholesky batches stay on the calling thread.
 template <class T, class F>
-void for_each_matrix_parallel(const Tensor<T>& t, F&& f) {
-  const std::int64_t m = t.shape()[0], n = t.shape()[1], mm = m * n, nb = mat_batch_count(t.shape());
+void for_each_matrix_parallel(T* p, std::int64_t m, std::int64_t n, std::int64_t nb, F&& f) {
+  const std::int64_t mm = m * n;
   if (nb >= 2 && mm <= cpu::kParallelMaxMatrixElements && nb * mm * std::min(m, n) >= cpu::kParallelMinBatchWork) {
-    T* p = t.mutable_data();
     cpu::parallel_for(nb, [&](std::int64_t b) { f(p + b * mm, b); });
     return;
   }
-  for_each_matrix(t, f);
+  for_each_matrix(p, m, n, nb, f);
+}
+template <class T, class F>
+void for_each_matrix_parallel(const Tensor<T>& t, F&& f) {
+  for_each_matrix_parallel(t.mutable_data(), t.shape()[0], t.shape()[1], mat_batch_count(t.shape()), f);
+}
+
+// The pieces of a CPU factorization's captured kernel (kernels/capture.hpp): a contiguous
+// scratch tensor the kernel keeps across runs, and the copy of an input into a contiguous buffer
+// of its shape (what work_copy does, as a kernel on the two first elements).
+template <class T>
+struct Scratch {
+  ImplPtr body;
+  explicit Scratch(const Shape& shape) : body(Tensor<T>::empty(shape).impl()) {}
+  T* get() const { return static_cast<T*>(body->data()); }
+};
+template <class T>
+auto copy_to_contiguous(const Tensor<T>& src) {
+  Strides dst = col_major_strides(src.shape());
+  for (auto& x : dst) x *= static_cast<std::int64_t>(sizeof(T));
+  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(src.shape(), {dst, byte_strides(*src.impl())});
+  return [nest](char* d, char* s) { run_map_cpu<T, fn::Convert<T>, T>(fn::Convert<T>{}, nest, {d, s}); };
 }
 
 // Whether every entry of matrix b is finite.

@@ -1,5 +1,7 @@
 #pragma once
 // eigh / eigvalsh: eigenvalues (ascending) and eigenvectors of Hermitian matrices.
+#include <optional>
+
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
@@ -11,6 +13,7 @@ namespace ops {
 // Outputs: eigenvalues w (n x batch, real), eigenvectors V (undefined when !vectors), info.
 struct Eigh {
   static constexpr const char* name = "eigh";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
   bool upper;
   bool vectors;   // compute V
@@ -28,29 +31,41 @@ struct Eigh {
   std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(const Tensor<T>& A) const {
     if (!A.device().is_cpu()) return forward_generic(A);
     using R = real_t<T>;
-    const std::int64_t n = A.shape()[0];
+    const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
     const Shape batch = detail::mat_batch_shape(A.shape());
-    Tensor<T> V = detail::work_copy(A);
     Shape ws{n};
     for (auto d : batch) ws.push_back(d);
     Tensor<R> w = Tensor<R>::empty(ws);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    detail::for_each_matrix_parallel(V, [&](T* v, std::int64_t b) {
-      std::int32_t& inf = info.mutable_data()[b];
-      bool finite = true;  // only the referenced triangle matters
-      for (std::int64_t j = 0; j < n && finite; ++j)
-        finite = upper ? detail::all_finite(v + j * n, j + 1) : detail::all_finite(v + j * n + j, n - j);
-      R* wb = w.mutable_data() + b * n;
-      inf = finite ? cpu::syevd<T>(vectors, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, n, v,
-                                   std::max<std::int64_t>(1, n), wb)
-                   : detail::kNonFiniteInfo;
-      if (inf != 0) {
-        for (std::int64_t i = 0; i < n; ++i) wb[i] = std::numeric_limits<R>::quiet_NaN();
-        for (std::int64_t i = 0; i < n * n; ++i) v[i] = T(std::numeric_limits<R>::quiet_NaN());
-      }
-    });
-    Tensor<T> E = canonical && vectors ? detail::canonicalize_columns(V, Tensor<T>()) : Tensor<T>();
-    return {w, vectors ? V : Tensor<T>(), info, E};
+    Tensor<T> V = vectors ? Tensor<T>::empty(A.shape()) : Tensor<T>();
+    Tensor<T> E = canonical && vectors ? Tensor<T>::empty(A.shape()) : Tensor<T>();
+    // One captured kernel: A copied into V (scratch kept by the kernel for eigenvalues only), syevd
+    // per matrix, then the canonical gauge (E) when asked.
+    auto run = [copy = detail::copy_to_contiguous(A),
+                scratch = vectors ? std::optional<detail::Scratch<T>>() : detail::Scratch<T>(A.shape()), n, nb,
+                vectors = vectors, upper = upper](char* const* p) {
+      T* const Vp = scratch ? scratch->get() : reinterpret_cast<T*>(p[1]);
+      copy(reinterpret_cast<char*>(Vp), p[4]);
+      detail::for_each_matrix_parallel(Vp, n, n, nb, [&](T* v, std::int64_t b) {
+        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
+        bool finite = true;  // only the referenced triangle matters
+        for (std::int64_t j = 0; j < n && finite; ++j)
+          finite = upper ? detail::all_finite(v + j * n, j + 1) : detail::all_finite(v + j * n + j, n - j);
+        R* wb = reinterpret_cast<R*>(p[0]) + b * n;
+        inf = finite ? cpu::syevd<T>(vectors, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, n, v,
+                                     std::max<std::int64_t>(1, n), wb)
+                     : detail::kNonFiniteInfo;
+        if (inf != 0) {
+          for (std::int64_t i = 0; i < n; ++i) wb[i] = std::numeric_limits<R>::quiet_NaN();
+          for (std::int64_t i = 0; i < n * n; ++i) v[i] = T(std::numeric_limits<R>::quiet_NaN());
+        }
+      });
+      if (p[3] != nullptr)
+        detail::canonicalize_columns(Vp, n, n, nb, reinterpret_cast<T*>(p[3]), [](std::int64_t, std::int64_t, T) {});
+    };
+    detail::record_kernel_n(run, {w.impl().get(), detail::impl_of(V), info.impl().get(), detail::impl_of(E)},
+                            {A.impl().get()});
+    return {w, V, info, E};
   }
   // The same on any device: syevd per matrix, then tensor ops (detail::batched). The canonical
   // gauge is applied on the host (a copy there and back).

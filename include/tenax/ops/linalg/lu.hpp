@@ -11,24 +11,33 @@ namespace ops {
 // Outputs: packed LU (m x n), pivots (min(m, n) x batch, LAPACK's 1-based interchanges), info.
 struct LuFactor {
   static constexpr const char* name = "lu_factor";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
   template <class T>
   std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
     if (!A.device().is_cpu()) return forward_generic(A);
-    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
-    Tensor<T> LU = detail::work_copy(A);
+    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n), nb = detail::mat_batch_count(A.shape());
+    Tensor<T> LU = Tensor<T>::empty(A.shape());
     Shape ps{k};
     for (auto d : detail::mat_batch_shape(A.shape())) ps.push_back(d);
-    Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps);
+    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    detail::for_each_matrix(LU, [&](T* lu, std::int64_t b) {
-      std::int32_t& inf = info.mutable_data()[b];
-      if (!detail::all_finite(lu, m * n))
-        inf = detail::kNonFiniteInfo;
-      else
-        inf = cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), piv.mutable_data() + b * k);
-    });
+    // One captured kernel: A copied into LU, then getrf per matrix (the pivots of a matrix with
+    // inf or NaN stay 0).
+    auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
+      copy(p[0], p[3]);
+      std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[1]);
+      std::fill(pv, pv + k * nb, 0);
+      detail::for_each_matrix(reinterpret_cast<T*>(p[0]), m, n, nb, [&](T* lu, std::int64_t b) {
+        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
+        if (!detail::all_finite(lu, m * n))
+          inf = detail::kNonFiniteInfo;
+        else
+          inf = cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k);
+      });
+    };
+    detail::record_kernel_n(run, {LU.impl().get(), piv.impl().get(), info.impl().get()}, {A.impl().get()});
     return {LU, piv, info};
   }
   // The same on any device: getrf per matrix, then tensor ops (detail::batched).

@@ -1,5 +1,7 @@
 #pragma once
 // lu_solve: solves op(A) X = B with the factors (LU, pivots) of lu_factor(A), op in {N, T, C}.
+#include <functional>
+
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
@@ -11,6 +13,7 @@ namespace ops {
 
 struct LuSolve {
   static constexpr const char* name = "lu_solve";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
   cpu::Trans trans;
 
@@ -20,6 +23,31 @@ struct LuSolve {
     const std::int64_t n = LU.shape()[0], k = B.shape()[1];
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
     if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
+    if (X.device().is_cpu()) {
+      // One captured kernel: B (broadcast) copied into X, LU and the pivots into scratch when not
+      // contiguous, then getrs per matrix.
+      using Copy = std::function<void(char*, char*)>;
+      const bool lu_c = LU.impl()->is_contiguous(), piv_c = piv.impl()->is_contiguous();
+      auto run = [copy_b = detail::copy_to_contiguous(expand(B, X.shape())),
+                  copy_lu = lu_c ? Copy() : Copy(detail::copy_to_contiguous(LU)),
+                  lu_s = lu_c ? detail::ImplPtr() : Tensor<T>::empty(LU.shape()).impl(),
+                  copy_piv = piv_c ? Copy() : Copy(detail::copy_to_contiguous(piv)),
+                  piv_s = piv_c ? detail::ImplPtr() : Tensor<std::int32_t>::empty(piv.shape()).impl(), n, k,
+                  nb = detail::mat_batch_count(X.shape()), trans = trans](char* const* p) {
+        copy_b(p[0], p[3]);
+        if (lu_s) copy_lu(static_cast<char*>(lu_s->data()), p[1]);
+        if (piv_s) copy_piv(static_cast<char*>(piv_s->data()), p[2]);
+        const T* l = reinterpret_cast<const T*>(lu_s ? static_cast<char*>(lu_s->data()) : p[1]);
+        const std::int32_t* ip =
+            reinterpret_cast<const std::int32_t*>(piv_s ? static_cast<char*>(piv_s->data()) : p[2]);
+        T* x = reinterpret_cast<T*>(p[0]);
+        const std::int64_t ld = std::max<std::int64_t>(1, n);
+        for (std::int64_t b = 0; b < nb; ++b)
+          cpu::getrs<T>(trans, n, k, l + b * n * n, ld, ip + b * n, x + b * n * k, ld);
+      };
+      detail::record_kernel_n(run, {X.impl().get()}, {LU.impl().get(), piv.impl().get(), B.impl().get()});
+      return X;
+    }
     detail::copy_into(X, expand(B, X.shape()));
     const Tensor<T> lu = contiguous(LU);
     const Tensor<std::int32_t> p = contiguous(piv);

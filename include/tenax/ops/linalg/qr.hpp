@@ -17,6 +17,7 @@ namespace ops {
 // Outputs Q (undefined when !compute_q) and R.
 struct Qr {
   static constexpr const char* name = "qr";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
   bool complete;       // Q is m x m and R is m x n
   bool compute_q;      // false only for R-only mode when no derivative can be needed
@@ -27,41 +28,49 @@ struct Qr {
     if (!A.device().is_cpu()) return forward_generic(A);
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
     const Shape batch = detail::mat_batch_shape(A.shape());
-    const std::int64_t qc = complete ? m : k, rr = complete ? m : k;
-    Tensor<T> work = detail::work_copy(A);
-    Tensor<T> R = Tensor<T>::zeros(detail::with_batch(rr, n, batch));
+    const std::int64_t qc = complete ? m : k, rr = complete ? m : k, nb = detail::mat_batch_count(A.shape());
+    Tensor<T> R = Tensor<T>::empty(detail::with_batch(rr, n, batch));
     Tensor<T> Q = compute_q ? Tensor<T>::empty(detail::with_batch(m, qc, batch)) : Tensor<T>();
-    Shape ts{std::max<std::int64_t>(k, 1)};
-    for (auto d : batch) ts.push_back(d);
-    Tensor<T> tau = Tensor<T>::zeros(ts);
-    const std::int64_t ld = std::max<std::int64_t>(1, m);
-    detail::for_each_matrix_parallel(work, [&](T* a, std::int64_t b) {
-      T* t = tau.mutable_data() + b * std::max<std::int64_t>(k, 1);
-      if (!detail::all_finite(a, m * n)) {  // a LinAlgError, like the other decompositions
-        std::ostringstream o;
-        o << "[qr] the input contains inf or NaN" << detail::batch_index(A.shape(), b) << " (input shape " << A.shape()
-          << ")";
-        throw linalg::LinAlgError(o.str());
-      }
-      cpu::geqrf<T>(m, n, a, ld, t);
-      T* r = R.mutable_data() + b * rr * n;
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i <= std::min(j, rr - 1); ++i) r[i + j * rr] = a[i + j * m];
-      if (compute_q) {
-        T* q = Q.mutable_data() + b * m * qc;
-        for (std::int64_t j = 0; j < qc; ++j)
-          for (std::int64_t i = 0; i < m; ++i) q[i + j * m] = j < n ? a[i + j * m] : T(0);
-        cpu::orgqr<T>(m, qc, k, q, ld, t);
-      }
-      if (positive_diag) {
-        for (std::int64_t i = 0; i < k; ++i) {
-          if (std::real(r[i + i * rr]) >= 0) continue;
-          for (std::int64_t j = 0; j < n; ++j) r[i + j * rr] = -r[i + j * rr];
-          if (compute_q)
-            for (std::int64_t p = 0; p < m; ++p) Q.mutable_data()[b * m * qc + p + i * m] *= T(-1);
+    // One captured kernel: A copied into scratch, geqrf per matrix, R's upper triangle read out
+    // and Q formed by orgqr/ungqr; the scratch and tau stay with the kernel.
+    const std::int64_t tk = std::max<std::int64_t>(k, 1);
+    auto run = [copy = detail::copy_to_contiguous(A), work = detail::Scratch<T>(A.shape()),
+                tau = detail::Scratch<T>(detail::with_batch(tk, 1, batch)), shape = A.shape(), m, n, k, tk, qc, rr, nb,
+                compute_q = compute_q, positive_diag = positive_diag](char* const* p) {
+      copy(reinterpret_cast<char*>(work.get()), p[2]);
+      T* const Qp = reinterpret_cast<T*>(p[0]);
+      T* const Rp = reinterpret_cast<T*>(p[1]);
+      std::fill(Rp, Rp + rr * n * nb, T(0));
+      const std::int64_t ld = std::max<std::int64_t>(1, m);
+      detail::for_each_matrix_parallel(work.get(), m, n, nb, [&](T* a, std::int64_t b) {
+        T* t = tau.get() + b * tk;
+        if (!detail::all_finite(a, m * n)) {  // a LinAlgError, like the other decompositions
+          std::ostringstream o;
+          o << "[qr] the input contains inf or NaN" << detail::batch_index(shape, b) << " (input shape " << shape
+            << ")";
+          throw linalg::LinAlgError(o.str());
         }
-      }
-    });
+        cpu::geqrf<T>(m, n, a, ld, t);
+        T* r = Rp + b * rr * n;
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i <= std::min(j, rr - 1); ++i) r[i + j * rr] = a[i + j * m];
+        T* q = compute_q ? Qp + b * m * qc : nullptr;
+        if (compute_q) {
+          for (std::int64_t j = 0; j < qc; ++j)
+            for (std::int64_t i = 0; i < m; ++i) q[i + j * m] = j < n ? a[i + j * m] : T(0);
+          cpu::orgqr<T>(m, qc, k, q, ld, t);
+        }
+        if (positive_diag) {
+          for (std::int64_t i = 0; i < k; ++i) {
+            if (std::real(r[i + i * rr]) >= 0) continue;
+            for (std::int64_t j = 0; j < n; ++j) r[i + j * rr] = -r[i + j * rr];
+            if (compute_q)
+              for (std::int64_t s = 0; s < m; ++s) q[s + i * m] *= T(-1);
+          }
+        }
+      });
+    };
+    detail::record_kernel_n(run, {detail::impl_of(Q), R.impl().get()}, {A.impl().get()});
     return {Q, R};
   }
   // The same on any device: geqrf and orgqr per matrix, then tensor ops (detail::batched). A

@@ -13,6 +13,7 @@ namespace ops {
 // Outputs: sign (T, |sign| = 1, or 0 when singular), log|det| (real), LU, pivots.
 struct Slogdet {
   static constexpr const char* name = "slogdet";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
   template <class T>
@@ -21,37 +22,47 @@ struct Slogdet {
     using R = real_t<T>;
     const std::int64_t n = A.shape()[0];
     const Shape batch = detail::mat_batch_shape(A.shape());
-    Tensor<T> LU = detail::work_copy(A);
+    const std::int64_t nb = detail::mat_batch_count(A.shape());
+    Tensor<T> LU = Tensor<T>::empty(A.shape());
     Shape ps{n};
     for (auto d : batch) ps.push_back(d);
-    Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps);
+    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<T> sign = Tensor<T>::empty(batch);
     Tensor<R> logabs = Tensor<R>::empty(batch);
-    detail::for_each_matrix(LU, [&](T* lu, std::int64_t b) {
-      T s(1);
-      R l(0);
-      if (!detail::all_finite(lu, n * n)) {
-        s = T(std::numeric_limits<R>::quiet_NaN());
-        l = std::numeric_limits<R>::quiet_NaN();
-      } else {
-        std::int32_t* p = piv.mutable_data() + b * n;
-        cpu::getrf<T>(n, n, lu, std::max<std::int64_t>(1, n), p);
-        for (std::int64_t i = 0; i < n; ++i) {
-          const T u = lu[i + i * n];
-          const R a = std::abs(u);
-          if (p[i] != i + 1) s = -s;
-          if (a == R(0)) {
-            s = T(0);
-            l = -std::numeric_limits<R>::infinity();
-            break;
+    // One captured kernel: A copied into LU, then getrf per matrix and the determinant's sign and
+    // log-modulus from its diagonal and pivots (the pivots of a matrix with inf or NaN stay 0).
+    auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* ptr) {
+      copy(ptr[2], ptr[4]);
+      std::int32_t* pv = reinterpret_cast<std::int32_t*>(ptr[3]);
+      std::fill(pv, pv + n * nb, 0);
+      detail::for_each_matrix(reinterpret_cast<T*>(ptr[2]), n, n, nb, [&](T* lu, std::int64_t b) {
+        T s(1);
+        R l(0);
+        if (!detail::all_finite(lu, n * n)) {
+          s = T(std::numeric_limits<R>::quiet_NaN());
+          l = std::numeric_limits<R>::quiet_NaN();
+        } else {
+          std::int32_t* p = pv + b * n;
+          cpu::getrf<T>(n, n, lu, std::max<std::int64_t>(1, n), p);
+          for (std::int64_t i = 0; i < n; ++i) {
+            const T u = lu[i + i * n];
+            const R a = std::abs(u);
+            if (p[i] != i + 1) s = -s;
+            if (a == R(0)) {
+              s = T(0);
+              l = -std::numeric_limits<R>::infinity();
+              break;
+            }
+            s *= u / a;
+            l += std::log(a);
           }
-          s *= u / a;
-          l += std::log(a);
         }
-      }
-      sign.mutable_data()[b] = s;
-      logabs.mutable_data()[b] = l;
-    });
+        reinterpret_cast<T*>(ptr[0])[b] = s;
+        reinterpret_cast<R*>(ptr[1])[b] = l;
+      });
+    };
+    detail::record_kernel_n(run, {sign.impl().get(), logabs.impl().get(), LU.impl().get(), piv.impl().get()},
+                            {A.impl().get()});
     return {sign, logabs, LU, piv};
   }
   // The same on any device: getrf per matrix, then tensor ops (detail::batched). The same

@@ -13,6 +13,7 @@ namespace ops {
 // do not return.
 struct Solve {
   static constexpr const char* name = "solve";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
   template <class T>
@@ -21,29 +22,40 @@ struct Solve {
     if (!A.device().is_cpu()) return forward_generic(A, B);
     const std::int64_t n = A.shape()[0], k = B.shape()[1];
     const Shape batch = detail::mat_batch_shape(A.shape());
-    Tensor<T> LU = detail::work_copy(A);
+    const std::int64_t nb = detail::mat_batch_count(A.shape());
+    Tensor<T> LU = Tensor<T>::empty(A.shape());
     Shape ps{n};
     for (auto d : batch) ps.push_back(d);
-    Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps);
+    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
-    detail::copy_into(X, expand(B, X.shape()));
-    const std::int64_t ld = std::max<std::int64_t>(1, n);
-    detail::for_each_matrix(LU, [&](T* lu, std::int64_t b) {
-      std::int32_t& inf = info.mutable_data()[b];
-      if (!detail::all_finite(lu, n * n)) {
-        inf = detail::kNonFiniteInfo;
-      } else {
-        inf = cpu::getrf<T>(n, n, lu, ld, piv.mutable_data() + b * n);
-      }
-      T* x = X.mutable_data() + b * n * k;
-      if (inf == 0) {
-        cpu::getrs<T>(cpu::Trans::N, n, k, lu, ld, piv.data() + b * n, x, ld);
-      } else {
-        const T nan = T(std::numeric_limits<real_t<T>>::quiet_NaN());
-        for (std::int64_t i = 0; i < n * k; ++i) x[i] = nan;
-      }
-    });
+    // One captured kernel: A copied into LU and B (broadcast) into X, then getrf and getrs per
+    // matrix (the pivots of a matrix with inf or NaN stay 0, its X is NaN).
+    auto run = [copy_a = detail::copy_to_contiguous(A), copy_b = detail::copy_to_contiguous(expand(B, X.shape())), n, k,
+                nb](char* const* p) {
+      copy_a(p[1], p[4]);
+      copy_b(p[0], p[5]);
+      std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[2]);
+      std::fill(pv, pv + n * nb, 0);
+      const std::int64_t ld = std::max<std::int64_t>(1, n);
+      detail::for_each_matrix(reinterpret_cast<T*>(p[1]), n, n, nb, [&](T* lu, std::int64_t b) {
+        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[3])[b];
+        if (!detail::all_finite(lu, n * n)) {
+          inf = detail::kNonFiniteInfo;
+        } else {
+          inf = cpu::getrf<T>(n, n, lu, ld, pv + b * n);
+        }
+        T* x = reinterpret_cast<T*>(p[0]) + b * n * k;
+        if (inf == 0) {
+          cpu::getrs<T>(cpu::Trans::N, n, k, lu, ld, pv + b * n, x, ld);
+        } else {
+          const T nan = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+          for (std::int64_t i = 0; i < n * k; ++i) x[i] = nan;
+        }
+      });
+    };
+    detail::record_kernel_n(run, {X.impl().get(), LU.impl().get(), piv.impl().get(), info.impl().get()},
+                            {A.impl().get(), B.impl().get()});
     return {X, LU, piv, info};
   }
   // The same on any device: getrf and getrs per matrix, then tensor ops (detail::batched).

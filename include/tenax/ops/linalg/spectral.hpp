@@ -144,17 +144,16 @@ Tensor<T> re_diag(const Tensor<T>& X) {
 
 namespace tenax::detail {
 
-// Canonical gauge for eigen/singular vectors: scales each column j of the n x c matrices in `v`
-// (contiguous) by a unit factor so that its first largest-magnitude entry is real and positive.
-// Returns the one-hot selection matrix E (n x c x batch, E[k_j, j] = 1) of those entries; `also`
-// (may be undefined) gets the same column factors (V for SVD, keeping A = U S V^H).
-template <class T>
-Tensor<T> canonicalize_columns(const Tensor<T>& v, const Tensor<T>& also) {
-  const std::int64_t n = v.shape()[0], c = v.shape()[1], nb = mat_batch_count(v.shape());
-  Tensor<T> E = Tensor<T>::zeros(v.shape());
+// Canonical gauge for eigen/singular vectors: scales each column j of the nb contiguous n x c
+// matrices from v by a unit factor so that its first largest-magnitude entry is real and positive.
+// Writes the one-hot selection matrices E[k_j, j] = 1 of those entries into E (as many matrices,
+// overwritten); scale_also(b, j, f) applies column j's factor f of matrix b to a companion (V for
+// SVD, keeping A = U S V^H).
+template <class T, class F>
+void canonicalize_columns(T* v, std::int64_t n, std::int64_t c, std::int64_t nb, T* E, F&& scale_also) {
+  std::fill(E, E + n * c * nb, T(0));
   for (std::int64_t b = 0; b < nb; ++b) {
-    T* p = v.mutable_data() + b * n * c;
-    T* q = also.defined() ? also.mutable_data() + b * also.shape()[0] * c : nullptr;
+    T* p = v + b * n * c;
     for (std::int64_t j = 0; j < c; ++j) {
       std::int64_t k = 0;
       for (std::int64_t i = 1; i < n; ++i)
@@ -164,11 +163,24 @@ Tensor<T> canonicalize_columns(const Tensor<T>& v, const Tensor<T>& also) {
       const T f = fn::conj_of(p[k + j * n] / a);
       for (std::int64_t i = 0; i < n; ++i) p[i + j * n] *= f;
       p[k + j * n] = T(std::abs(p[k + j * n]));  // exactly real
-      if (q)
-        for (std::int64_t i = 0; i < also.shape()[0]; ++i) q[i + j * also.shape()[0]] *= f;
-      E.mutable_data()[b * n * c + k + j * n] = T(1);
+      scale_also(b, j, f);
+      E[b * n * c + k + j * n] = T(1);
     }
   }
+}
+
+// The same on tensors: v contiguous; `also` (may be undefined) gets the same column factors.
+// Returns E (n x c x batch).
+template <class T>
+Tensor<T> canonicalize_columns(const Tensor<T>& v, const Tensor<T>& also) {
+  const std::int64_t n = v.shape()[0], c = v.shape()[1], nb = mat_batch_count(v.shape());
+  Tensor<T> E = Tensor<T>::empty(v.shape());
+  const std::int64_t qn = also.defined() ? also.shape()[0] : 0;
+  canonicalize_columns(v.mutable_data(), n, c, nb, E.mutable_data(), [&](std::int64_t b, std::int64_t j, T f) {
+    if (qn == 0) return;
+    T* q = also.mutable_data() + b * qn * c;
+    for (std::int64_t i = 0; i < qn; ++i) q[i + j * qn] *= f;
+  });
   return E;
 }
 

@@ -11,6 +11,7 @@ namespace ops {
 // Outputs U, S (k x batch, real, descending), Vh, info. U and Vh are undefined when !compute_uv.
 struct Svd {
   static constexpr const char* name = "svd";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
   bool full_matrices;
   bool compute_uv;
@@ -31,40 +32,53 @@ struct Svd {
     using R = real_t<T>;
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
     const Shape batch = detail::mat_batch_shape(A.shape());
-    const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k;
-    Tensor<T> work = detail::work_copy(A);
+    const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k, nb = detail::mat_batch_count(A.shape());
     Shape ss{k};
     for (auto d : batch) ss.push_back(d);
     Tensor<R> S = Tensor<R>::empty(ss);
     Tensor<T> U = compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch)) : Tensor<T>();
     Tensor<T> Vh = compute_uv ? Tensor<T>::empty(detail::with_batch(vr, n, batch)) : Tensor<T>();
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
+    Tensor<T> E = canonical && compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch)) : Tensor<T>();
     const char jobz = !compute_uv ? 'N' : full_matrices ? 'A' : 'S';
-    detail::for_each_matrix_parallel(work, [&](T* a, std::int64_t b) {
-      std::int32_t& inf = info.mutable_data()[b];
-      R* s = S.mutable_data() + b * k;
-      T* u = compute_uv ? U.mutable_data() + b * m * uc : nullptr;
-      T* vt = compute_uv ? Vh.mutable_data() + b * vr * n : nullptr;
-      // Reference gesdd can loop forever on inf/NaN: check first.
-      inf = detail::all_finite(a, m * n)
-                ? cpu::gesdd<T>(jobz, m, n, a, std::max<std::int64_t>(1, m), s, u, std::max<std::int64_t>(1, m), vt,
-                                std::max<std::int64_t>(1, vr))
-                : detail::kNonFiniteInfo;
-      if (inf != 0) {
-        const R nan = std::numeric_limits<R>::quiet_NaN();
-        for (std::int64_t i = 0; i < k; ++i) s[i] = nan;
-        if (compute_uv) {
-          for (std::int64_t i = 0; i < m * uc; ++i) u[i] = T(nan);
-          for (std::int64_t i = 0; i < vr * n; ++i) vt[i] = T(nan);
+    // One captured kernel: A copied into scratch, gesdd per matrix, then the canonical gauge (E;
+    // V = Vh^H gets U's column factors) when asked.
+    auto run = [copy = detail::copy_to_contiguous(A), work = detail::Scratch<T>(A.shape()), m, n, k, uc, vr, nb, jobz,
+                compute_uv = compute_uv](char* const* p) {
+      copy(reinterpret_cast<char*>(work.get()), p[5]);
+      detail::for_each_matrix_parallel(work.get(), m, n, nb, [&](T* a, std::int64_t b) {
+        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[3])[b];
+        R* s = reinterpret_cast<R*>(p[1]) + b * k;
+        T* u = compute_uv ? reinterpret_cast<T*>(p[0]) + b * m * uc : nullptr;
+        T* vt = compute_uv ? reinterpret_cast<T*>(p[2]) + b * vr * n : nullptr;
+        // Reference gesdd can loop forever on inf/NaN: check first.
+        inf = detail::all_finite(a, m * n)
+                  ? cpu::gesdd<T>(jobz, m, n, a, std::max<std::int64_t>(1, m), s, u, std::max<std::int64_t>(1, m), vt,
+                                  std::max<std::int64_t>(1, vr))
+                  : detail::kNonFiniteInfo;
+        if (inf != 0) {
+          const R nan = std::numeric_limits<R>::quiet_NaN();
+          for (std::int64_t i = 0; i < k; ++i) s[i] = nan;
+          if (compute_uv) {
+            for (std::int64_t i = 0; i < m * uc; ++i) u[i] = T(nan);
+            for (std::int64_t i = 0; i < vr * n; ++i) vt[i] = T(nan);
+          }
         }
+      });
+      if (p[4] != nullptr) {
+        T* const vh = reinterpret_cast<T*>(p[2]);
+        detail::canonicalize_columns(reinterpret_cast<T*>(p[0]), m, uc, nb, reinterpret_cast<T*>(p[4]),
+                                     [&](std::int64_t b, std::int64_t j, T f) {
+                                       // column j of V = Vh^H scaled by f: row j of Vh
+                                       T* r = vh + b * vr * n + j;
+                                       for (std::int64_t i = 0; i < n; ++i)
+                                         r[i * vr] = fn::conj_of(fn::conj_of(r[i * vr]) * f);
+                                     });
       }
-    });
-    Tensor<T> E;
-    if (canonical && compute_uv) {
-      Tensor<T> V = detail::work_copy(Vh.mH());
-      E = detail::canonicalize_columns(U, V);
-      Vh = detail::work_copy(V.mH());
-    }
+    };
+    detail::record_kernel_n(
+        run, {detail::impl_of(U), S.impl().get(), detail::impl_of(Vh), info.impl().get(), detail::impl_of(E)},
+        {A.impl().get()});
     return {U, S, Vh, info, E};
   }
   // The same on any device: gesdd (CPU) or gesvdj (CUDA) per matrix, then tensor ops
