@@ -104,10 +104,10 @@ for i in "${!providers[@]}"; do
 done
 # The sanitizer pass (ASan + UBSan, errors fatal): the library and a reduced set of test programs
 # (core, AD, anomaly, elementwise/reduction/shape ops, the linalg failure and residual tests, trace,
-# the AD oracle, the worker pool) built with -fsanitize=address,undefined and run. Skipped with TENAX_SKIP_SANITIZE=1.
+# the prepared plan, the AD oracle, the worker pool) built with -fsanitize=address,undefined and run. Skipped with TENAX_SKIP_SANITIZE=1.
 sanitize_targets=(test_core test_tensor_errors test_allocator test_ad_engine test_anomaly test_ops_unary
-  test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_ad_oracle
-  test_threads)
+  test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_trace_plan
+  test_ad_oracle test_threads)
 if [[ ${TENAX_SKIP_SANITIZE:-0} != 1 ]]; then
   dir=$build_root/sanitize
   mkdir -p "$dir"

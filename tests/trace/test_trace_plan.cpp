@@ -113,7 +113,7 @@ TEST(TracePlan, LinalgFactorizationsAreKernels) {
           const auto [sg, ld] = tx::linalg::slogdet(a);
           const auto [lu, piv] = tx::linalg::lu_factor(a);
           return tx::sum(q * r) + tx::sum(w * w) + tx::sum(v * v * 0.5) + tx::sum(s) + tx::sum(l * 0.25) + tx::sum(x) +
-                 tx::sum(ld) + tx::sum(lu * lu);
+                 tx::sum(ld) + tx::sum(lu * lu) + tx::linalg::det(a) * 0.01;
         },
         a0, b0);
   };
@@ -123,7 +123,7 @@ TEST(TracePlan, LinalgFactorizationsAreKernels) {
   (void)p(a, b);
   const std::string dump = p.str();
   show(dump);
-  for (const char* op : {"qr", "eigh", "svd", "cholesky", "solve", "slogdet", "lu_factor"})
+  for (const char* op : {"qr", "eigh", "svd", "cholesky", "solve", "slogdet", "lu_factor", "det"})
     EXPECT_TRUE(has(step_line(dump, op), "[kernel, slots")) << op << '\n' << dump;
   EXPECT_TRUE(has(step_line(dump, "lu_solve"), "[kernel")) << dump;  // in the derivatives of solve and slogdet
   EXPECT_FALSE(has(dump, "[forward]")) << dump;

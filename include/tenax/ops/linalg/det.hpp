@@ -51,12 +51,31 @@ namespace ops {
 // Outputs: det (T), LU, pivots.
 struct Det {
   static constexpr const char* name = "det";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
+  // det = sign * exp(log|det|) from slogdet's LU; on the CPU one captured kernel.
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
-    auto [sign, logabs, LU, piv] = Slogdet{}.forward(A);
-    return {mul(sign, cast<T>(exp(logabs))), LU, piv};
+    if (!A.device().is_cpu()) {
+      auto [sign, logabs, LU, piv] = Slogdet{}.forward(A);
+      return {mul(sign, cast<T>(exp(logabs))), LU, piv};
+    }
+    using R = real_t<T>;
+    const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    Tensor<T> LU = Tensor<T>::empty(A.shape());
+    Shape ps{n};
+    for (auto d : batch) ps.push_back(d);
+    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
+    Tensor<T> d = Tensor<T>::empty(batch);
+    auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
+      copy(p[1], p[3]);
+      detail::lu_determinants(reinterpret_cast<T*>(p[1]), reinterpret_cast<std::int32_t*>(p[2]), n, nb,
+                              [&](std::int64_t b, T s, R l) { reinterpret_cast<T*>(p[0])[b] = s * T(std::exp(l)); });
+    };
+    detail::record_kernel_n(run, {d.impl().get(), LU.impl().get(), piv.impl().get()}, {A.impl().get()});
+    return {d, LU, piv};
   }
 
   // d det = tr(adj(A) dA) = det tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU);

@@ -8,6 +8,44 @@
 #include "tenax/ops/linalg/solve.hpp"
 
 namespace tenax {
+namespace detail {
+
+// The CPU determinants of nb contiguous n x n matrices overwritten by their LU factors (pivots:
+// n x nb): emit(b, sign, log|det|) per matrix, sign = (pivot parity) * prod(u_ii / |u_ii|) and
+// log|det| = sum(log |u_ii|); 0 and -inf at an exactly zero pivot; NaN and NaN for a matrix with
+// inf or NaN, whose pivots are 0.
+template <class T, class Emit>
+void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t nb, Emit&& emit) {
+  using R = real_t<T>;
+  std::fill(piv, piv + n * nb, 0);
+  for_each_matrix(lu_all, n, n, nb, [&](T* lu, std::int64_t b) {
+    T s(1);
+    R l(0);
+    if (!all_finite(lu, n * n)) {
+      s = T(std::numeric_limits<R>::quiet_NaN());
+      l = std::numeric_limits<R>::quiet_NaN();
+    } else {
+      std::int32_t* p = piv + b * n;
+      cpu::getrf<T>(n, n, lu, std::max<std::int64_t>(1, n), p);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const T u = lu[i + i * n];
+        const R a = std::abs(u);
+        if (p[i] != i + 1) s = -s;
+        if (a == R(0)) {
+          s = T(0);
+          l = -std::numeric_limits<R>::infinity();
+          break;
+        }
+        s *= u / a;
+        l += std::log(a);
+      }
+    }
+    emit(b, s, l);
+  });
+}
+
+}  // namespace detail
+
 namespace ops {
 
 // Outputs: sign (T, |sign| = 1, or 0 when singular), log|det| (real), LU, pivots.
@@ -30,36 +68,14 @@ struct Slogdet {
     Tensor<T> sign = Tensor<T>::empty(batch);
     Tensor<R> logabs = Tensor<R>::empty(batch);
     // One captured kernel: A copied into LU, then getrf per matrix and the determinant's sign and
-    // log-modulus from its diagonal and pivots (the pivots of a matrix with inf or NaN stay 0).
-    auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* ptr) {
-      copy(ptr[2], ptr[4]);
-      std::int32_t* pv = reinterpret_cast<std::int32_t*>(ptr[3]);
-      std::fill(pv, pv + n * nb, 0);
-      detail::for_each_matrix(reinterpret_cast<T*>(ptr[2]), n, n, nb, [&](T* lu, std::int64_t b) {
-        T s(1);
-        R l(0);
-        if (!detail::all_finite(lu, n * n)) {
-          s = T(std::numeric_limits<R>::quiet_NaN());
-          l = std::numeric_limits<R>::quiet_NaN();
-        } else {
-          std::int32_t* p = pv + b * n;
-          cpu::getrf<T>(n, n, lu, std::max<std::int64_t>(1, n), p);
-          for (std::int64_t i = 0; i < n; ++i) {
-            const T u = lu[i + i * n];
-            const R a = std::abs(u);
-            if (p[i] != i + 1) s = -s;
-            if (a == R(0)) {
-              s = T(0);
-              l = -std::numeric_limits<R>::infinity();
-              break;
-            }
-            s *= u / a;
-            l += std::log(a);
-          }
-        }
-        reinterpret_cast<T*>(ptr[0])[b] = s;
-        reinterpret_cast<R*>(ptr[1])[b] = l;
-      });
+    // log-modulus from its diagonal and pivots.
+    auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
+      copy(p[2], p[4]);
+      detail::lu_determinants(reinterpret_cast<T*>(p[2]), reinterpret_cast<std::int32_t*>(p[3]), n, nb,
+                              [&](std::int64_t b, T s, R l) {
+                                reinterpret_cast<T*>(p[0])[b] = s;
+                                reinterpret_cast<R*>(p[1])[b] = l;
+                              });
     };
     detail::record_kernel_n(run, {sign.impl().get(), logabs.impl().get(), LU.impl().get(), piv.impl().get()},
                             {A.impl().get()});
