@@ -503,6 +503,19 @@ TYPED_TEST(Failures, EmptyRectangularMatrices) {
       auto [u, ss, vh] = la::svd(a);
       return add(add(rsum(u), sum(ss)), rsum(vh));
     });
+    // Full factors of an empty A are identities (m x m and n x n), as is complete QR's Q.
+    const auto eye_of = [&](std::int64_t r) {
+      return tx::contiguous(tx::expand(Tensor<T>::eye(r), mshape(r, r))).to_vector();
+    };
+    auto [Uf, Sf, Vhf] = la::svd(A, true);
+    EXPECT_EQ(Uf.shape(), mshape(m, m));
+    EXPECT_EQ(Vhf.shape(), mshape(n, n));
+    EXPECT_EQ(Uf.to_vector(), eye_of(m));
+    EXPECT_EQ(Vhf.to_vector(), eye_of(n));
+    auto [Qc, Rc] = la::qr(A, la::QrMode::Complete);
+    EXPECT_EQ(Qc.shape(), mshape(m, m));
+    EXPECT_EQ(Rc.shape(), mshape(m, n));
+    EXPECT_EQ(Qc.to_vector(), eye_of(m));
     auto [P, L, Uu] = la::lu(A);
     EXPECT_EQ(P.shape(), mshape(m, m));
     EXPECT_EQ(L.shape(), mshape(m, k));

@@ -5,7 +5,7 @@
 // copy_into and detail::reduce record the functor and the merged loop nest; matmul its gemm calls
 // (ops/linalg/matmul.hpp); tril/triu, embed, solve_triangular, permute_rows and the permutation
 // helpers their loops (detail::record_kernel); the CPU linalg factorizations and solves (qr, eigh,
-// svd, lu_factor, cholesky, solve, slogdet) their whole fused forward, writing several outputs
+// svd, lu_factor, cholesky, solve, slogdet, det, lu_solve) their whole fused forward, writing several outputs
 // and keeping their scratch (work copies, tau) in the closure (detail::record_kernel_n). Later
 // runs call the closure on the outputs' and operands' data pointers and skip the op's shape logic
 // (broadcasting, stride merging, output allocation). The eager path runs the same closure code,

@@ -20,16 +20,17 @@
 //   - kernel: an op whose forward is one captured kernel (Op::elementwise, Op::one_kernel: maps,
 //     copies and casts, reductions, matmul, tril/triu, embed, solve_triangular, and the CPU
 //     linalg factorizations and solves: qr, eigh/eigvalsh, svd/svdvals, lu_factor, cholesky,
-//     solve, slogdet) that ran on the CPU into fresh buffers, one per output, and read only the
-//     node's inputs. Later runs call the captured kernel (functor + merged loop nest, gemm
-//     parameters + batch offsets, or the factorization's loop with its scratch held by the
-//     kernel) on the outputs' and operands' data pointers: no broadcasting, no stride merging, no
-//     output shape logic;
+//     solve, slogdet, det, lu_solve) that ran on the CPU into fresh buffers, one per output, and
+//     read only the node's inputs. Later runs call the captured kernel (functor + merged loop
+//     nest, gemm parameters + batch offsets, or the factorization's loop with its scratch held by
+//     the kernel) on the outputs' and operands' data pointers: no broadcasting, no stride merging,
+//     no output shape logic. The scratch a factorization keeps (a copy of A, tau) lives as long
+//     as the program and is not counted in slot_bytes();
 //   - view: a step whose output shares its storage with one of its inputs (transpose, slices,
 //     reshape of a contiguous value, expand, diagonal, real/imag, ...). Later runs make the same
 //     view (dtype, shape, strides, offset relative to the base) without running the op;
-//   - forward: everything else (concat, lu_solve, device copies, det, any step on a GPU), which
-//     runs its op's forward as before.
+//   - forward: everything else (concat of integer tensors, device copies, zero-size outputs, any
+//     step on a GPU), which runs its op's forward as before.
 // and builds a static memory plan: values are grouped by the storage they share (a buffer and the
 // views of it); a group that no program input, output or constant belongs to and whose buffer a
 // kernel step writes gets a slot (each output of a multi-output kernel is its own group), one buffer of the plan that

@@ -56,6 +56,12 @@ struct Svd {
                   ? cpu::gesdd<T>(jobz, m, n, a, std::max<std::int64_t>(1, m), s, u, std::max<std::int64_t>(1, m), vt,
                                   std::max<std::int64_t>(1, vr))
                   : detail::kNonFiniteInfo;
+        if (k == 0 && compute_uv) {
+          // An empty A (m or n is 0) still has full unitary factors, identities; gesdd returns
+          // without writing them.
+          for (std::int64_t i = 0; i < m * uc; ++i) u[i] = T(i % (m + 1) == 0 ? 1 : 0);
+          for (std::int64_t i = 0; i < vr * n; ++i) vt[i] = T(i % (vr + 1) == 0 ? 1 : 0);
+        }
         if (inf != 0) {
           const R nan = std::numeric_limits<R>::quiet_NaN();
           for (std::int64_t i = 0; i < k; ++i) s[i] = nan;
