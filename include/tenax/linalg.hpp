@@ -1,5 +1,5 @@
 #pragma once
-// tenax::linalg: solve, solve_triangular, lu_factor/lu/lu_solve, qr, eigh/eigvalsh, svd/svdvals,
+// tenax::linalg: solve, solve_triangular, triangular_matmul, lu_factor/lu/lu_solve, qr, eigh/eigvalsh, svd/svdvals,
 // cholesky, inv, det, slogdet, each with JVP and VJP rules.
 #include "tenax/ops/linalg/cholesky.hpp"
 #include "tenax/ops/linalg/det.hpp"
@@ -12,3 +12,4 @@
 #include "tenax/ops/linalg/solve.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 #include "tenax/ops/linalg/svd.hpp"
+#include "tenax/ops/linalg/triangular_matmul.hpp"

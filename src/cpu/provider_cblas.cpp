@@ -125,6 +125,21 @@ TENAX_TRSM(c64, cblas_ctrsm, &alpha)
 TENAX_TRSM(c128, cblas_ztrsm, &alpha)
 #undef TENAX_TRSM
 
+#define TENAX_TRMM(T, fn, ALPHA)                                                                                  \
+  template <>                                                                                                     \
+  void trmm<T>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A, \
+               std::int64_t lda, T* B, std::int64_t ldb) {                                                        \
+    count_call(Routine::trmm);                                                                                    \
+    if (m == 0 || n == 0) return;                                                                                 \
+    fn(CblasColMajor, side == Side::Left ? CblasLeft : CblasRight, uplo == Uplo::Lower ? CblasLower : CblasUpper, \
+       cblas_trans(trans), diag == Diag::Unit ? CblasUnit : CblasNonUnit, m, n, ALPHA, A, lda, B, ldb);           \
+  }
+TENAX_TRMM(float, cblas_strmm, alpha)
+TENAX_TRMM(double, cblas_dtrmm, alpha)
+TENAX_TRMM(c64, cblas_ctrmm, &alpha)
+TENAX_TRMM(c128, cblas_ztrmm, &alpha)
+#undef TENAX_TRMM
+
 // ---- LAPACK ----------------------------------------------------------------------------------
 
 #define TENAX_GETRF(T, fn)                                                                     \

@@ -1,4 +1,4 @@
-// The Eigen provider (TENAX_PROVIDER=eigen): its name and the BLAS routines gemm and trsm.
+// The Eigen provider (TENAX_PROVIDER=eigen): its name and the BLAS routines gemm, trsm and trmm.
 // The LAPACK routines live in provider_eigen_*.cpp, one file each, so they compile in parallel.
 #include "eigen/common.hpp"
 
@@ -103,7 +103,81 @@ void eigen_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, st
   }
 }
 
+// B = op(tri(a)) B or B op(tri(a)) with the Mode triangle of a (Eigen::Lower/Upper, optionally
+// | UnitDiag); evaluated into a temporary (the product aliases b).
+template <int Mode, class T>
+void trmm_product(Side side, Trans trans, const CMap<T>& a, MMap<T>& b) {
+  constexpr int Flip = ((Mode & Eigen::Lower) ? Eigen::Upper : Eigen::Lower) | (Mode & Eigen::UnitDiag);
+  using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  Mat r;
+  if (side == Side::Left) {
+    switch (trans) {
+      case Trans::N:
+        r = a.template triangularView<Mode>() * b;
+        break;
+      case Trans::T:
+        r = a.transpose().template triangularView<Flip>() * b;
+        break;
+      case Trans::C:
+        r = a.adjoint().template triangularView<Flip>() * b;
+        break;
+    }
+  } else {
+    switch (trans) {
+      case Trans::N:
+        r = b * a.template triangularView<Mode>();
+        break;
+      case Trans::T:
+        r = b * a.transpose().template triangularView<Flip>();
+        break;
+      case Trans::C:
+        r = b * a.adjoint().template triangularView<Flip>();
+        break;
+    }
+  }
+  b = r;
+}
+
+template <class T>
+void eigen_trmm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
+                std::int64_t lda, T* B, std::int64_t ldb) {
+  count_call(Routine::trmm);
+  if (m == 0 || n == 0) return;
+  MMap<T> b = mmap(B, m, n, ldb);
+  if (alpha == T(0)) {  // BLAS: B = 0 and A is not referenced
+    b.setZero();
+    return;
+  }
+  const Index k = side == Side::Left ? m : n;
+  const CMap<T> a = cmap(A, k, k, lda);
+  const bool unit = diag == Diag::Unit;
+  if (uplo == Uplo::Lower) {
+    if (unit)
+      trmm_product<Eigen::UnitLower>(side, trans, a, b);
+    else
+      trmm_product<Eigen::Lower>(side, trans, a, b);
+  } else {
+    if (unit)
+      trmm_product<Eigen::UnitUpper>(side, trans, a, b);
+    else
+      trmm_product<Eigen::Upper>(side, trans, a, b);
+  }
+  if (alpha != T(1)) b *= alpha;
+}
+
 }  // namespace
+
+#define TENAX_EIGEN_TRMM(T)                                                                                       \
+  template <>                                                                                                     \
+  void trmm<T>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A, \
+               std::int64_t lda, T* B, std::int64_t ldb) {                                                        \
+    eigen_trmm<T>(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);                                          \
+  }
+TENAX_EIGEN_TRMM(float)
+TENAX_EIGEN_TRMM(double)
+TENAX_EIGEN_TRMM(std::complex<float>)
+TENAX_EIGEN_TRMM(std::complex<double>)
+#undef TENAX_EIGEN_TRMM
 
 std::string provider_name() {
   return "eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +

@@ -245,6 +245,47 @@ TYPED_TEST(Provider, TrsmAllCombinations) {
         }
 }
 
+// trmm: B = alpha op(A) B or alpha B op(A) against the explicit triangle; the other triangle (and
+// a unit diagonal) is NaN, so reading it would show.
+TYPED_TEST(Provider, TrmmAllCombinations) {
+  using T = TypeParam;
+  const I m = 13, n = 6;
+  T alpha = T(-1.5);
+  if constexpr (kCplx<T>) alpha = T(0.5, -1.5);
+  for (auto side : {cpu::Side::Left, cpu::Side::Right})
+    for (auto uplo : {cpu::Uplo::Lower, cpu::Uplo::Upper})
+      for (auto trans : {cpu::Trans::N, cpu::Trans::T, cpu::Trans::C})
+        for (auto diag : {cpu::Diag::NonUnit, cpu::Diag::Unit}) {
+          SCOPED_TRACE(std::string("side ") + static_cast<char>(side) + " uplo " + static_cast<char>(uplo) + " trans " +
+                       static_cast<char>(trans) + " diag " + static_cast<char>(diag));
+          const I k = side == cpu::Side::Left ? m : n;
+          Mat<T> a(k, k), tri(k, k);
+          for (I j = 0; j < k; ++j)
+            for (I i = 0; i < k; ++i) {
+              const bool in = uplo == cpu::Uplo::Lower ? i > j : i < j;
+              if (i == j) {
+                tri(i, i) = diag == cpu::Diag::Unit ? T(1) : rnd<T>();
+                a(i, i) = diag == cpu::Diag::Unit ? nan_value<T>() : tri(i, i);
+              } else if (in) {
+                tri(i, j) = a(i, j) = rnd<T>();
+              } else {
+                a(i, j) = nan_value<T>();
+              }
+            }
+          const Mat<T> b0 = random<T>(m, n);
+          Mat<T> y = b0;
+          cpu::reset_provider_calls();
+          cpu::trmm<T>(side, uplo, trans, diag, m, n, alpha, a.data(), a.ld, y.data(), y.ld);
+          EXPECT_EQ(cpu::provider_calls(cpu::Routine::trmm), 1);
+          const Mat<T> opa = op(tri, trans);
+          Mat<T> want = side == cpu::Side::Left ? mul(opa, b0) : mul(b0, opa);
+          for (auto& v : want.d) v *= alpha;
+          EXPECT_LE(diff(y, want), tol<T>(k) * std::abs(alpha) * fro(opa) * fro(b0));
+          for (I j = 0; j < n; ++j)  // padding rows untouched
+            for (I i = m; i < y.ld; ++i) EXPECT_EQ(y(i, j), T(0));
+        }
+}
+
 TYPED_TEST(Provider, TrsmAlphaZeroGivesZero) {
   using T = TypeParam;
   Mat<T> a = random<T>(4, 4), b = random<T>(4, 3);
@@ -603,6 +644,7 @@ TYPED_TEST(Provider, EmptySizesCountOneCallAndTouchNothing) {
   cpu::gemm<T>(cpu::Trans::N, cpu::Trans::N, 0, 3, 2, T(1), none, 1, none, 2, T(0), none, 1);
   cpu::trsm<T>(cpu::Side::Left, cpu::Uplo::Lower, cpu::Trans::N, cpu::Diag::NonUnit, 0, 4, T(1), none, 1, none, 1);
   cpu::trsm<T>(cpu::Side::Right, cpu::Uplo::Upper, cpu::Trans::C, cpu::Diag::Unit, 4, 0, T(1), none, 1, none, 4);
+  cpu::trmm<T>(cpu::Side::Left, cpu::Uplo::Upper, cpu::Trans::T, cpu::Diag::Unit, 0, 4, T(1), none, 1, none, 1);
   EXPECT_EQ(cpu::getrf<T>(0, 5, none, 1, pnone), 0);
   EXPECT_EQ(cpu::getrf<T>(5, 0, none, 5, pnone), 0);
   EXPECT_EQ(cpu::getrs<T>(cpu::Trans::N, 0, 2, none, 1, pnone, none, 1), 0);
@@ -614,6 +656,7 @@ TYPED_TEST(Provider, EmptySizesCountOneCallAndTouchNothing) {
   EXPECT_EQ(cpu::gesdd<T>('S', 0, 3, none, 1, rnone, none, 1, none, 1), 0);
   EXPECT_EQ(cpu::provider_calls(cpu::Routine::gemm), 1);
   EXPECT_EQ(cpu::provider_calls(cpu::Routine::trsm), 2);
+  EXPECT_EQ(cpu::provider_calls(cpu::Routine::trmm), 1);
   EXPECT_EQ(cpu::provider_calls(cpu::Routine::getrf), 2);
   EXPECT_EQ(cpu::provider_calls(cpu::Routine::getrs), 2);
   EXPECT_EQ(cpu::provider_calls(cpu::Routine::potrf), 1);
@@ -633,6 +676,8 @@ TYPED_TEST(Provider, EveryRoutineCountsOnePerCall) {
   cpu::reset_provider_calls();
   cpu::gemm<T>(cpu::Trans::N, cpu::Trans::N, n, 2, n, T(1), a.data(), a.ld, b.data(), b.ld, T(0), c.data(), c.ld);
   cpu::trsm<T>(cpu::Side::Left, cpu::Uplo::Lower, cpu::Trans::N, cpu::Diag::NonUnit, n, 2, T(1), a.data(), a.ld,
+               b.data(), b.ld);
+  cpu::trmm<T>(cpu::Side::Left, cpu::Uplo::Lower, cpu::Trans::N, cpu::Diag::NonUnit, n, 2, T(1), a.data(), a.ld,
                b.data(), b.ld);
   Mat<T> f = a;
   EXPECT_EQ(cpu::potrf<T>(cpu::Uplo::Lower, n, f.data(), f.ld), 0);

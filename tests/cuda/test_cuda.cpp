@@ -286,6 +286,7 @@ TEST(Cuda, CoverageOfOps) {
       {"triu", [&] { tx::triu(a, 0); }},
       {"solve", [&] { tx::linalg::solve(spd, a); }},
       {"solve_triangular", [&] { tx::linalg::solve_triangular(spd, a, false); }},
+      {"triangular_matmul", [&] { tx::linalg::triangular_matmul(spd, a, false); }},
       {"lu", [&] { tx::linalg::lu(a); }},
       {"qr", [&] { tx::linalg::qr(a); }},
       {"eigh", [&] { tx::linalg::eigh(spd); }},
@@ -332,6 +333,8 @@ void linalg_values() {
   const auto L = tx::linalg::cholesky(A);
   expect_close(tx::linalg::solve_triangular(L.to(gpu), Bd, false), tx::linalg::solve_triangular(L, B, false), t,
                "solve_triangular");
+  expect_close(tx::linalg::triangular_matmul(L.to(gpu), Bd, false, true, false, tx::linalg::Trans::C),
+               tx::linalg::triangular_matmul(L, B, false, true, false, tx::linalg::Trans::C), t, "triangular_matmul");
   expect_close(tx::linalg::eigvalsh(Ad), tx::linalg::eigvalsh(A), t, "eigvalsh");
   // Eigenvectors are unique up to a phase per column: compare A V = V diag(w) and V^H V = I.
   auto [w, V] = tx::linalg::eigh(Ad);

@@ -1,9 +1,9 @@
 // Gradient tests for the linear-solve family: solve (left/right, matrix/vector right-hand side),
-// inv, det, slogdet, solve_triangular (every flag combination) and lu_solve. Each case runs the
-// full harness (tests/support/gradcheck.hpp): JVP vs central differences, VJP vs JVP exactly,
-// second order (forward over reverse vs differences of the gradient, reverse over reverse), and
-// float32 vs float64; for float64 and complex128. Plus batched == loop over the batch, and
-// non-contiguous views == contiguous copies.
+// inv, det, slogdet, solve_triangular and triangular_matmul (every flag combination) and
+// lu_solve. Each case runs the full harness (tests/support/gradcheck.hpp): JVP vs central differences, VJP vs JVP
+// exactly, second order (forward over reverse vs differences of the gradient, reverse over reverse), and float32 vs
+// float64; for float64 and complex128. Plus batched == loop over the batch, and non-contiguous views == contiguous
+// copies.
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -295,6 +295,56 @@ TYPED_TEST(LinalgGradSolve, SolveTriangularBatchedAndViews) {
       expect_layout_invariant(f, transposed_view(A), step_view(B));
       expect_layout_invariant(fr, step_view(A), transposed_view(Br));
       TENAX_CHECK_GRADS(f, transposed_view(A), step_view(B));
+    }
+}
+
+// ---- triangular_matmul ---------------------------------------------------------------------------
+
+// Every flag combination, against matmul with the triangle made explicit; gradients with respect
+// to both operands (only the referenced triangle of A matters, and gradients land only there).
+TYPED_TEST(LinalgGradSolve, TriangularMatmulAllFlags) {
+  using T = TypeParam;
+  const std::int64_t n = 4, k = 3;
+  const auto A = Tensor<T>::randn({n, n}, 185);
+  for (bool upper : {false, true})
+    for (bool left : {true, false})
+      for (bool unit : {false, true})
+        for (la::Trans t : {la::Trans::N, la::Trans::T, la::Trans::C}) {
+          SCOPED_TRACE(std::string(upper ? "upper" : "lower") + (left ? " left" : " right") +
+                       (unit ? " unit " : " non-unit ") + trans_name(t));
+          auto f = [=](const auto& A, const auto& B) { return la::triangular_matmul(A, B, upper, left, unit, t); };
+          const auto B = left ? Tensor<T>::randn({n, k}, 186) : Tensor<T>::randn({k, n}, 187);
+          Tensor<T> Tm = upper ? tx::triu(A, unit ? 1 : 0) : tx::tril(A, unit ? -1 : 0);
+          if (unit) Tm = tx::add(Tm, Tensor<T>::eye(n));
+          const auto opT = apply_op(Tm, t);
+          expect_close("triangular product", values(f(A, B)), values(left ? tx::matmul(opT, B) : tx::matmul(B, opT)),
+                       1e-14);
+          TENAX_CHECK_GRADS(f, A, B);
+          // The other triangle of A is not read: its gradient is zero.
+          const auto Ar = A.requires_grad();
+          tx::sum(tx::real(f(Ar, B))).backward();
+          const auto other = upper ? tx::tril(Ar.grad(), unit ? 0 : -1) : tx::triu(Ar.grad(), unit ? 0 : 1);
+          for (T v : other.contiguous().to_vector()) EXPECT_EQ(v, T(0));
+        }
+}
+
+TYPED_TEST(LinalgGradSolve, TriangularMatmulBatchedAndViews) {
+  using T = TypeParam;
+  const std::int64_t n = 4;
+  const auto A = Tensor<T>::randn({n, n, 3}, 195);
+  for (bool upper : {false, true})
+    for (la::Trans t : {la::Trans::N, la::Trans::C}) {
+      SCOPED_TRACE(std::string(upper ? "upper " : "lower ") + trans_name(t));
+      auto f = [=](const auto& A, const auto& B) { return la::triangular_matmul(A, B, upper, true, false, t); };
+      auto fr = [=](const auto& A, const auto& B) { return la::triangular_matmul(A, B, upper, false, true, t); };
+      const auto B = Tensor<T>::randn({n, 2, 3}, 196), Br = Tensor<T>::randn({2, n, 3}, 197);
+      TENAX_CHECK_GRADS(f, A, B);
+      expect_batch_matches_loop(f, A, B);
+      expect_batch_matches_loop(fr, A, Br);
+      TENAX_CHECK_GRADS(f, batch_elem(A, 1), B);
+      TENAX_CHECK_GRADS(fr, A, batch_elem(Br, 2));
+      expect_layout_invariant(f, transposed_view(A), step_view(B));
+      expect_layout_invariant(fr, step_view(A), transposed_view(Br));
     }
 }
 

@@ -88,6 +88,10 @@ TEST(TraceOps, Solve) {
   check_op<double>(
       "solve_triangular", [B](const Tensor<double>& A) { return la::solve_triangular(A, B, /*upper=*/true); },
       [](std::uint64_t s) { return well<double>(4, s); });
+  check_op<double>(
+      "triangular_matmul",
+      [B](const Tensor<double>& A) { return la::triangular_matmul(A, B, /*upper=*/false, true, true, la::Trans::C); },
+      [](std::uint64_t s) { return well<double>(4, s); });
 }
 
 TEST(TraceOps, Factorizations) {

@@ -18,11 +18,11 @@ enum class Uplo : char { Lower = 'L', Upper = 'U' };
 enum class Diag : char { NonUnit = 'N', Unit = 'U' };
 
 // Every provider routine tenax calls; counted per call.
-enum class Routine : int { gemm, trsm, getrf, getrs, potrf, geqrf, orgqr, syevd, gesdd, kCount };
+enum class Routine : int { gemm, trsm, trmm, getrf, getrs, potrf, geqrf, orgqr, syevd, gesdd, kCount };
 
 inline const char* routine_name(Routine r) {
-  static constexpr const char* names[] = {"gemm",  "trsm",  "getrf", "getrs", "potrf",
-                                          "geqrf", "orgqr", "syevd", "gesdd"};
+  static constexpr const char* names[] = {"gemm",  "trsm",  "trmm",  "getrf", "getrs",
+                                          "potrf", "geqrf", "orgqr", "syevd", "gesdd"};
   const int i = static_cast<int>(r);
   return i >= 0 && i < static_cast<int>(Routine::kCount) ? names[i] : "?";
 }
@@ -59,6 +59,12 @@ void gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T 
 // B = alpha op(A)^-1 B (side Left) or alpha B op(A)^-1 (side Right), A triangular; B is m x n.
 template <class T>
 void trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
+          std::int64_t lda, T* B, std::int64_t ldb);
+
+// B = alpha op(A) B (side Left) or alpha B op(A) (side Right), A triangular (its other triangle
+// is not read; a unit diagonal is taken as 1); B is m x n.
+template <class T>
+void trmm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
           std::int64_t lda, T* B, std::int64_t ldb);
 
 // The LAPACK routines below return LAPACK's info: 0 on success, > 0 for a numerical failure

@@ -4,6 +4,7 @@
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
+#include "tenax/ops/linalg/triangular_matmul.hpp"
 
 namespace tenax {
 namespace ops {
@@ -60,13 +61,13 @@ struct Cholesky {
     auto inner = linalg::solve_triangular(L, linalg::solve_triangular(L, c.dx0(), false, false, false, cpu::Trans::C),
                                           false, true);
     auto phi = sub(tril(inner), mul(diag_embed(diagonal(inner)), T(0.5)));
-    return std::tuple{matmul(L, phi), Tensor<std::int32_t>()};
+    return std::tuple{linalg::triangular_matmul(L, phi, false), Tensor<std::int32_t>()};
   }
   template <class C>
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>& L = c.y0();
-    auto X = tril(matmul(L.mH(), tril(c.gy0())));
+    auto X = tril(linalg::triangular_matmul(L, tril(c.gy0()), false, true, false, cpu::Trans::C));
     auto mid = sub(mul(add(X, X.mH()), T(0.5)), mul(diag_embed(cast<T>(real(diagonal(X)))), T(0.5)));
     // L^-H mid L^-1: a left solve with L^H, then a right solve with L.
     auto left = linalg::solve_triangular(L, mid, false, true, false, cpu::Trans::C);

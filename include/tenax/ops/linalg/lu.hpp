@@ -4,6 +4,7 @@
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/permute_rows.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
+#include "tenax/ops/linalg/triangular_matmul.hpp"
 
 namespace tenax {
 namespace ops {
@@ -63,10 +64,10 @@ struct LuFactor {
     const std::int64_t m = LU.shape()[0], n = LU.shape()[1];
     const Tensor<T> X = detail::permute_rows(c.dx0(), detail::pivots_to_permutation(c.y1(), m));
     Tensor<T> dLU;
-    if (m == n) {
-      auto L = unit_lower(LU, m), U = triu(LU);
-      auto Cm = lsolve(L, rsolve_upper(U, X));
-      dLU = add(matmul(L, tril(Cm, -1)), matmul(triu(Cm), U));
+    if (m == n) {  // L and U read from the packed LU (triangular solves and products)
+      auto Cm = lsolve(LU, rsolve_upper(LU, X));
+      dLU = add(linalg::triangular_matmul(LU, tril(Cm, -1), false, true, true),
+                linalg::triangular_matmul(LU, triu(Cm), true, false));
     } else if (m < n) {
       auto L = unit_lower(slice(LU, 1, 0, m), m), U = triu(LU);
       auto U1 = slice(U, 1, 0, m), U2 = slice(U, 1, m, n);
@@ -90,10 +91,10 @@ struct LuFactor {
     const Tensor<T>&LU = c.y0(), &g = c.gy0();
     const std::int64_t m = LU.shape()[0], n = LU.shape()[1];
     Tensor<T> PtgA;
-    if (m == n) {
-      auto L = unit_lower(LU, m), U = triu(LU);
-      auto M = add(tril(matmul(L.mH(), tril(g, -1)), -1), triu(matmul(triu(g), U.mH())));
-      PtgA = lsolve_h(L, rsolve_upper_h(U, M));
+    if (m == n) {  // L and U read from the packed LU (triangular products and solves)
+      auto M = add(tril(linalg::triangular_matmul(LU, tril(g, -1), false, true, true, cpu::Trans::C), -1),
+                   triu(linalg::triangular_matmul(LU, triu(g), true, false, false, cpu::Trans::C)));
+      PtgA = lsolve_h(LU, rsolve_upper_h(LU, M));
     } else if (m < n) {
       auto L = unit_lower(slice(LU, 1, 0, m), m), U = triu(LU);
       auto U1 = slice(U, 1, 0, m), U2 = slice(U, 1, m, n);

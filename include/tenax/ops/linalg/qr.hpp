@@ -6,6 +6,7 @@
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
+#include "tenax/ops/linalg/triangular_matmul.hpp"
 
 namespace tenax {
 namespace linalg {
@@ -142,7 +143,7 @@ struct Qr {
       auto M = matmul(Q.mH(), dX);
       auto sym = add(M, M.mH());
       auto S = sub(triu(sym), mul(diag_embed(diagonal(sym)), T(0.5)));
-      return std::tuple{sub(dX, matmul(Q, S)), matmul(S, R)};
+      return std::tuple{sub(dX, matmul(Q, S)), linalg::triangular_matmul(R, S, true, false)};
     }
     auto R1 = slice(R, 1, 0, m);
     auto Cm = matmul(Q.mH(), linalg::solve_triangular(R1, slice(dA, 1, 0, m), true, false));
@@ -158,7 +159,7 @@ struct Qr {
     check_differentiable(m, n);
     if (m >= n) {
       Tensor<T> W;
-      if (gR.defined()) W = matmul(R, gR.mH());
+      if (gR.defined()) W = linalg::triangular_matmul(R, gR.mH(), true);
       if (gQ.defined()) W = W.defined() ? sub(W, matmul(gQ.mH(), Q)) : neg(matmul(gQ.mH(), Q));
       auto low = tril(W, -1);
       auto copyltu = add(add(low, low.mH()), detail::re_diag(W));

@@ -1,62 +1,36 @@
 #pragma once
-#include <functional>
-
 // solve_triangular: X = op(T)^-1 B (left) or X = B op(T)^-1 (right), T triangular (upper or
 // lower, optionally unit diagonal), op in {N, T, C}; batched with broadcast batch dimensions.
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/triangular.hpp"
 
 namespace tenax {
-namespace linalg {
-using Trans = cpu::Trans;
-}
-
 namespace ops {
 
-struct SolveTriangular {
+struct SolveTriangular : TriangularFlags {
   static constexpr const char* name = "solve_triangular";
-  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
-  bool upper, left, unit;
-  cpu::Trans trans;
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& B) const {
-    const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
-    const std::int64_t m = B.shape()[0], n = B.shape()[1];
-    Tensor<T> X = Tensor<T>::empty(detail::with_batch(m, n, batch), B.device());
-    if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
-    const cpu::Side side = left ? cpu::Side::Left : cpu::Side::Right;
-    const cpu::Uplo uplo = upper ? cpu::Uplo::Upper : cpu::Uplo::Lower;
-    const cpu::Diag diag = unit ? cpu::Diag::Unit : cpu::Diag::NonUnit;
     TENAX_CHECK(A.device() == B.device(), name, "inputs are on different devices (", A.device().str(), " and ",
                 B.device().str(), ")");
-    if (!X.device().is_cpu()) {
-      detail::copy_into(X, expand(B, X.shape()));
-      const Tensor<T> a = detail::unit_row_stride(A);
-      const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
-      detail::batched::trsm(side, uplo, trans, diag, a, detail::batch_offsets(a, batch), lda, X);
-      return X;
-    }
-    // On the CPU: B (broadcast) copied into X, A copied into scratch when LAPACK cannot read its
-    // layout, then one trsm per matrix; one kernel, which a prepared program captures.
-    const bool a_ok = detail::has_unit_row_stride(A);
-    const Tensor<T> a = a_ok ? A : Tensor<T>::empty(A.shape());
-    auto run = [copy_b = detail::copy_kernel<T, T>(*X.impl(), *expand(B, X.shape()).impl()),
-                copy_a = a_ok ? std::function<void(char*, char*)>() : detail::copy_kernel<T, T>(*a.impl(), *A.impl()),
-                scratch = a_ok ? detail::ImplPtr() : a.impl(), aoff = detail::batch_offsets(a, batch),
-                lda = std::max<std::int64_t>(1, a.strides()[1]), m, n, side, uplo, diag,
-                trans = trans](char* const* p) {
-      copy_b(p[0], p[2]);
-      if (scratch) copy_a(static_cast<char*>(scratch->data()), p[1]);
-      const T* ap = reinterpret_cast<const T*>(scratch ? static_cast<char*>(scratch->data()) : p[1]);
-      T* x = reinterpret_cast<T*>(p[0]);
-      for (std::size_t b = 0; b < aoff.size(); ++b)
-        cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), ap + aoff[b], lda, x + static_cast<std::int64_t>(b) * m * n,
-                     std::max<std::int64_t>(1, m));
-    };
-    detail::record_kernel(run, X, A, B);
+    if (B.device().is_cpu())
+      return cpu_forward(
+          name, A, B,
+          [](cpu::Side s, cpu::Uplo u, cpu::Trans t, cpu::Diag d, std::int64_t m, std::int64_t n, const T* a,
+             std::int64_t lda, T* x, std::int64_t ldx) { cpu::trsm<T>(s, u, t, d, m, n, T(1), a, lda, x, ldx); });
+    const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
+    Tensor<T> X = Tensor<T>::empty(detail::with_batch(B.shape()[0], B.shape()[1], batch), B.device());
+    if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
+    detail::copy_into(X, expand(B, X.shape()));
+    const Tensor<T> a = detail::unit_row_stride(A);
+    const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
+    detail::batched::trsm(left ? cpu::Side::Left : cpu::Side::Right, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, trans,
+                          unit ? cpu::Diag::Unit : cpu::Diag::NonUnit, a, detail::batch_offsets(a, batch), lda, X);
     return X;
   }
 
@@ -96,22 +70,6 @@ struct SolveTriangular {
   }
 
  private:
-  template <class T>
-  Tensor<T> project(const Tensor<T>& d) const {
-    return upper ? triu(d, unit ? 1 : 0) : tril(d, unit ? -1 : 0);
-  }
-  // op(M) for the same op as this solve (op* = op for N, T and C).
-  template <class T>
-  Tensor<T> apply_op(const Tensor<T>& M) const {
-    switch (trans) {
-      case cpu::Trans::N:
-        return M;
-      case cpu::Trans::T:
-        return M.mT();
-      default:
-        return M.mH();
-    }
-  }
   // The same solve (same flags) applied to R.
   template <class T>
   Tensor<T> solve(const Tensor<T>& A, const Tensor<T>& R) const {
@@ -120,20 +78,9 @@ struct SolveTriangular {
   // op(T)^-H G (left) or G op(T)^-H (right).
   template <class T>
   Tensor<T> solve_adjoint(const Tensor<T>& A, const Tensor<T>& G) const {
-    SolveTriangular adj = *this;
-    switch (trans) {
-      case cpu::Trans::N:
-        adj.trans = cpu::Trans::C;
-        break;
-      case cpu::Trans::C:
-        adj.trans = cpu::Trans::N;
-        break;
-      case cpu::Trans::T:
-        // (T^T)^-H = conj(T)^-1: solve with T (op N) on conj(G) and conjugate the result.
-        adj.trans = cpu::Trans::N;
-        return conj(detail::apply(adj, A, conj(G)));
-    }
-    return detail::apply(adj, A, G);
+    bool conjugate = false;
+    const SolveTriangular adj{adjoint(&conjugate)};
+    return conjugate ? conj(detail::apply(adj, A, conj(G))) : detail::apply(adj, A, G);
   }
 };
 
@@ -147,15 +94,8 @@ namespace linalg {
 template <Floating T>
 Tensor<T> solve_triangular(const Tensor<T>& A, const Tensor<T>& B, bool upper, bool left = true,
                            bool unitriangular = false, Trans trans = Trans::N) {
-  constexpr const char* op = "solve_triangular";
-  detail::check_square(op, A);
-  detail::check_matrix(op, B);
-  TENAX_CHECK(A.device() == B.device(), op, "A on ", A.device().str(), " and B on ", B.device().str());
-  const std::int64_t need = left ? B.shape()[0] : B.shape()[1];
-  TENAX_CHECK(A.shape()[0] == need, op, "A of shape ", A.shape(), " does not match B of shape ", B.shape(),
-              left ? " (left side: A is n x n, B is n x k)" : " (right side: A is n x n, B is k x n)");
-  broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), op);
-  return detail::apply(ops::SolveTriangular{upper, left, unitriangular, trans}, A, B);
+  detail::check_triangular_args("solve_triangular", A, B, left);
+  return detail::apply(ops::SolveTriangular{{upper, left, unitriangular, trans}}, A, B);
 }
 
 }  // namespace linalg
