@@ -204,6 +204,27 @@ TYPED_TEST_SUITE(Provider, Types);
 
 // ---- trsm ------------------------------------------------------------------------------------
 
+// The k x k operand of trsm/trmm: its uplo triangle from diagonal() and off_diagonal(), the other
+// triangle (and a unit diagonal) NaN, so that reading it shows; tri gets the triangle as the
+// routine sees it (ones on a unit diagonal, zeros elsewhere).
+template <class T, class D, class O>
+Mat<T> triangular_operand(I k, cpu::Uplo uplo, cpu::Diag diag, D diagonal, O off_diagonal, Mat<T>& tri) {
+  Mat<T> a(k, k);
+  for (I j = 0; j < k; ++j)
+    for (I i = 0; i < k; ++i) {
+      const bool in = uplo == cpu::Uplo::Lower ? i > j : i < j;
+      if (i == j) {
+        tri(i, i) = diag == cpu::Diag::Unit ? T(1) : diagonal();
+        a(i, i) = diag == cpu::Diag::Unit ? nan_value<T>() : tri(i, i);
+      } else if (in) {
+        tri(i, j) = a(i, j) = off_diagonal();
+      } else {
+        a(i, j) = nan_value<T>();
+      }
+    }
+  return a;
+}
+
 TYPED_TEST(Provider, TrsmAllCombinations) {
   using T = TypeParam;
   const I m = 13, n = 6;
@@ -217,19 +238,10 @@ TYPED_TEST(Provider, TrsmAllCombinations) {
                        static_cast<char>(trans) + " diag " + static_cast<char>(diag));
           const I k = side == cpu::Side::Left ? m : n;
           // A well-conditioned triangle; the other triangle (and a unit diagonal) is NaN: not read.
-          Mat<T> a(k, k), tri(k, k);
-          for (I j = 0; j < k; ++j)
-            for (I i = 0; i < k; ++i) {
-              const bool in = uplo == cpu::Uplo::Lower ? i > j : i < j;
-              if (i == j) {
-                tri(i, i) = diag == cpu::Diag::Unit ? T(1) : T(2.0 + std::abs(re(rnd<T>()))) + rnd<T>() * T(0.3);
-                a(i, i) = diag == cpu::Diag::Unit ? nan_value<T>() : tri(i, i);
-              } else if (in) {
-                tri(i, j) = a(i, j) = rnd<T>() * T(1.0 / static_cast<double>(k));
-              } else {
-                a(i, j) = nan_value<T>();
-              }
-            }
+          Mat<T> tri(k, k);
+          const Mat<T> a = triangular_operand<T>(
+              k, uplo, diag, [] { return T(2.0 + std::abs(re(rnd<T>()))) + rnd<T>() * T(0.3); },
+              [k] { return rnd<T>() * T(1.0 / static_cast<double>(k)); }, tri);
           const Mat<T> b0 = random<T>(m, n);
           Mat<T> x = b0;
           cpu::reset_provider_calls();
@@ -259,19 +271,9 @@ TYPED_TEST(Provider, TrmmAllCombinations) {
           SCOPED_TRACE(std::string("side ") + static_cast<char>(side) + " uplo " + static_cast<char>(uplo) + " trans " +
                        static_cast<char>(trans) + " diag " + static_cast<char>(diag));
           const I k = side == cpu::Side::Left ? m : n;
-          Mat<T> a(k, k), tri(k, k);
-          for (I j = 0; j < k; ++j)
-            for (I i = 0; i < k; ++i) {
-              const bool in = uplo == cpu::Uplo::Lower ? i > j : i < j;
-              if (i == j) {
-                tri(i, i) = diag == cpu::Diag::Unit ? T(1) : rnd<T>();
-                a(i, i) = diag == cpu::Diag::Unit ? nan_value<T>() : tri(i, i);
-              } else if (in) {
-                tri(i, j) = a(i, j) = rnd<T>();
-              } else {
-                a(i, j) = nan_value<T>();
-              }
-            }
+          Mat<T> tri(k, k);
+          const Mat<T> a = triangular_operand<T>(
+              k, uplo, diag, [] { return rnd<T>(); }, [] { return rnd<T>(); }, tri);
           const Mat<T> b0 = random<T>(m, n);
           Mat<T> y = b0;
           cpu::reset_provider_calls();

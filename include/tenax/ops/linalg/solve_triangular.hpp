@@ -59,7 +59,7 @@ struct SolveTriangular : TriangularFlags {
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&A = c.x0(), &X = c.y0();
-    Tensor<T> gB = solve_adjoint(A, c.gy0());
+    Tensor<T> gB = apply_adjoint(*this, A, c.gy0());  // op(T)^-H gX or gX op(T)^-H
     Tensor<T> gA, gBout;
     if (c.needs(0)) {
       Tensor<T> M = left ? neg(matmul(gB, X.mH())) : neg(matmul(X.mH(), gB));
@@ -74,13 +74,6 @@ struct SolveTriangular : TriangularFlags {
   template <class T>
   Tensor<T> solve(const Tensor<T>& A, const Tensor<T>& R) const {
     return detail::apply(*this, A, R);
-  }
-  // op(T)^-H G (left) or G op(T)^-H (right).
-  template <class T>
-  Tensor<T> solve_adjoint(const Tensor<T>& A, const Tensor<T>& G) const {
-    bool conjugate = false;
-    const SolveTriangular adj{adjoint(&conjugate)};
-    return conjugate ? conj(detail::apply(adj, A, conj(G))) : detail::apply(adj, A, G);
   }
 };
 

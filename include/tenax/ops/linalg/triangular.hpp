@@ -4,6 +4,7 @@
 // result, A into scratch when BLAS cannot read its layout, then one BLAS call per matrix).
 #include <functional>
 
+#include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
 namespace tenax {
@@ -42,6 +43,13 @@ struct TriangularFlags {
     *conjugate = trans == cpu::Trans::T;
     a.trans = trans == cpu::Trans::N ? cpu::Trans::C : cpu::Trans::N;
     return a;
+  }
+  // op applied with op(T)^H in place of op(T), to (A, G): the cotangent of the other operand.
+  template <class Op, class T>
+  static Tensor<T> apply_adjoint(const Op& op, const Tensor<T>& A, const Tensor<T>& G) {
+    bool conjugate = false;
+    const Op adj{op.adjoint(&conjugate)};
+    return conjugate ? conj(detail::apply(adj, A, conj(G))) : detail::apply(adj, A, G);
   }
 
   // The CPU forward of op(T)^-1 B / op(T) B (left) or B op(T)^-1 / B op(T) (right): B (broadcast)

@@ -53,7 +53,7 @@ struct TriangularMatmul : TriangularFlags {
     const Tensor<T>&A = c.x0(), &B = c.x1(), &g = c.gy0();
     Tensor<T> gA, gB;
     if (c.needs(0)) gA = sum_to(project(apply_op(left ? matmul(g, B.mH()) : matmul(B.mH(), g))), A.shape());
-    if (c.needs(1)) gB = sum_to(times_adjoint(A, g), B.shape());
+    if (c.needs(1)) gB = sum_to(apply_adjoint(*this, A, g), B.shape());  // op(T)^H gY or gY op(T)^H
     return std::tuple{gA, gB};
   }
 
@@ -64,13 +64,6 @@ struct TriangularMatmul : TriangularFlags {
     const Tensor<T> t = project(A);
     if (!unit) return t;
     return add(t, detail::batch_eye<T>(A.shape()[0], detail::mat_batch_shape(A.shape()), A.device()));
-  }
-  // op(T)^H G (left) or G op(T)^H (right).
-  template <class T>
-  Tensor<T> times_adjoint(const Tensor<T>& A, const Tensor<T>& G) const {
-    bool conjugate = false;
-    const TriangularMatmul adj{adjoint(&conjugate)};
-    return conjugate ? conj(detail::apply(adj, A, conj(G))) : detail::apply(adj, A, G);
   }
 };
 
