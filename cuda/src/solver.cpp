@@ -1,4 +1,4 @@
-// cuSOLVER (dense) and cuBLAS trsm for the CUDA backend's linear algebra: one handle per thread and
+// cuSOLVER (dense) and cuBLAS trsm/trmm for the CUDA backend's linear algebra: one handle per thread and
 // device on the device's stream; workspaces from the device pool, returned in stream order.
 #include <cublas_v2.h>
 #include <cusolverDn.h>
@@ -119,6 +119,22 @@ void trsm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, 
 }
 
 template <class T>
+void trmm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
+          std::int64_t lda, T* b, std::int64_t ldb) {
+  cublasHandle_t h = blas_handle(dev);
+  DeviceGuard g(dev);
+  const T one(1);
+  auto f = TENAX_PICK(T, cublasStrmm, cublasDtrmm, cublasCtrmm, cublasZtrmm);
+  // cuBLAS's trmm writes C; passing B as C (same leading dimension) is its in-place form.
+  const int ld = as_int(ldb, "triangular_matmul");
+  const cublasStatus_t s =
+      f(h, side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill_of(uplo), op_of(trans),
+        diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, as_int(m, "triangular_matmul"),
+        as_int(n, "triangular_matmul"), cu(&one), cu(a), as_int(lda, "triangular_matmul"), cu(b), ld, cu(b), ld);
+  if (s != CUBLAS_STATUS_SUCCESS) fail("cuda", "triangular_matmul (cublas trmm): status ", static_cast<int>(s));
+}
+
+template <class T>
 void potrf(int dev, std::int64_t n64, T* a, std::int64_t lda64, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
@@ -228,6 +244,8 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
 
 #define TENAX_SOLVER(T, R)                                                                                            \
   template void trsm<T>(int, char, char, char, char, std::int64_t, std::int64_t, const T*, std::int64_t, T*,          \
+                        std::int64_t);                                                                                \
+  template void trmm<T>(int, char, char, char, char, std::int64_t, std::int64_t, const T*, std::int64_t, T*,          \
                         std::int64_t);                                                                                \
   template void potrf<T>(int, std::int64_t, T*, std::int64_t, std::int32_t*);                                         \
   template void getrf<T>(int, std::int64_t, std::int64_t, T*, std::int64_t, std::int32_t*, std::int32_t*);            \

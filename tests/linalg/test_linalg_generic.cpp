@@ -1,7 +1,8 @@
 // The device-neutral forwards of the linalg ops (`forward_generic`: provider calls over the batch
 // plus tensor ops, what runs on the GPU) run here on the CPU and must give exactly the fused CPU
 // forwards' results: same factors, same info codes, same NaN filling of failed matrices, same
-// errors. This checks the logic the CUDA path shares, with the CPU provider standing in for cuSOLVER.
+// errors; and for solve_triangular and triangular_matmul the same solves and products. This checks
+// the logic the CUDA path shares, with the CPU provider standing in for cuSOLVER and cuBLAS.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -176,7 +177,41 @@ void svd_cases() {
         }
 }
 
+// solve_triangular (trsm) and triangular_matmul (trmm): every side, triangle, op and diagonal; a
+// broadcast batch; A a transposed view (copied to a unit row stride); an empty batch.
+template <class Op, class T>
+void triangular_cases(const char* name) {
+  using Tr = tx::linalg::Trans;
+  for (bool upper : {false, true})
+    for (bool left : {false, true})
+      for (bool unit : {false, true})
+        for (Tr tr : {Tr::N, Tr::T, Tr::C}) {
+          const Op op{{upper, left, unit, tr}};
+          // Well away from singular for the solves: the diagonal shifted by 4.
+          const auto A = tx::add(Tensor<T>::randn({4, 4, 3}, 61), tx::mul(Tensor<T>::eye(4), T(4)));
+          const auto B = left ? Tensor<T>::randn({4, 2, 3}, 62) : Tensor<T>::randn({2, 4, 3}, 62);
+          const std::string what = std::string(name) + " upper=" + std::to_string(upper) +
+                                   " left=" + std::to_string(left) + " unit=" + std::to_string(unit) +
+                                   " trans=" + std::to_string(static_cast<int>(tr));
+          expect_same(op.forward_generic(A, B), op.forward(A, B), what);
+          expect_same(op.forward_generic(A.mT(), B), op.forward(A.mT(), B), what + " A^T view");
+          const auto B1 = tx::slice(B, 2, 0, 1).reshape(left ? tx::Shape{4, 2} : tx::Shape{2, 4});
+          expect_same(op.forward_generic(A, B1), op.forward(A, B1), what + " B broadcast");
+        }
+  const Op op{{true, true, false, Tr::N}};
+  const auto A0 = Tensor<T>::randn({3, 3, 0}, 63), B0 = Tensor<T>::randn({3, 2, 0}, 64);
+  expect_same(op.forward_generic(A0, B0), op.forward(A0, B0), std::string(name) + " empty batch");
+}
+
 }  // namespace
+
+TEST(LinalgGeneric, TriangularSolveAndProductMatchTheFusedForward) {
+  triangular_cases<tx::ops::SolveTriangular, double>("solve_triangular");
+  triangular_cases<tx::ops::SolveTriangular, C>("solve_triangular");
+  triangular_cases<tx::ops::TriangularMatmul, double>("triangular_matmul");
+  triangular_cases<tx::ops::TriangularMatmul, C>("triangular_matmul");
+  triangular_cases<tx::ops::TriangularMatmul, float>("triangular_matmul");
+}
 
 TEST(LinalgGeneric, LuFactorMatchesTheFusedForward) {
   lu_cases<double>();

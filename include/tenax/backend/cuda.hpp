@@ -75,6 +75,10 @@ void gemm(int dev, char transa, char transb, std::int64_t m, std::int64_t n, std
 template <class T>
 void trsm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
           std::int64_t lda, T* b, std::int64_t ldb);
+// cuBLAS trmm, in place: B = op(A) B (side 'L') or B op(A) ('R'); flags as trsm.
+template <class T>
+void trmm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
+          std::int64_t lda, T* b, std::int64_t ldb);
 
 // cuSOLVER, one matrix per call, queued on the device's stream; `info` is a device int32 written
 // by the solver (LAPACK's meaning), never read here. Workspaces come from the device pool.

@@ -209,24 +209,35 @@ void permute_rows(const Tensor<T>& x, [[maybe_unused]] const Tensor<std::int64_t
   fail("permute_rows", "no kernel for device ", x.device().str());
 }
 
-// Triangular solves in place of x (m x n x batch, contiguous) with the triangular matrices of a,
-// matrix b at element offset aoff[b] with leading dimension lda.
-template <class T>
-void trsm(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag, const Tensor<T>& a,
-          const std::vector<std::int64_t>& aoff, std::int64_t lda, const Tensor<T>& x) {
+// Triangular BLAS in place of x (m x n x batch, contiguous) with the triangular matrices of a,
+// matrix b at element offset aoff[b] with leading dimension lda: solves (trsm, solve_triangular)
+// or products (trmm, triangular_matmul).
+enum class TriangularBlas { trsm, trmm };
+template <TriangularBlas R, class T>
+void triangular(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag, const Tensor<T>& a,
+                const std::vector<std::int64_t>& aoff, std::int64_t lda, const Tensor<T>& x) {
+  constexpr bool solve = R == TriangularBlas::trsm;
   const std::int64_t m = x.shape()[0], n = x.shape()[1];
   const T* ap = a.data();
   T* p = x.mutable_data();
   each(
-      "solve_triangular", x.device(), x.shape(),
+      solve ? "solve_triangular" : "triangular_matmul", x.device(), x.shape(),
       [&](std::int64_t b) {
-        cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), ap + aoff[static_cast<std::size_t>(b)], lda, p + b * m * n,
-                     ld(m));
+        const T* ab = ap + aoff[static_cast<std::size_t>(b)];
+        if constexpr (solve)
+          cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), ab, lda, p + b * m * n, ld(m));
+        else
+          cpu::trmm<T>(side, uplo, trans, diag, m, n, T(1), ab, lda, p + b * m * n, ld(m));
       },
       [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
 #if defined(TENAX_HAS_CUDA)
-        cuda::trsm<T>(dev, static_cast<char>(side), static_cast<char>(uplo), static_cast<char>(trans),
-                      static_cast<char>(diag), m, n, ap + aoff[static_cast<std::size_t>(b)], lda, p + b * m * n, ld(m));
+        const T* ab = ap + aoff[static_cast<std::size_t>(b)];
+        const char sc = static_cast<char>(side), uc = static_cast<char>(uplo), tc = static_cast<char>(trans),
+                   dc = static_cast<char>(diag);
+        if constexpr (solve)
+          cuda::trsm<T>(dev, sc, uc, tc, dc, m, n, ab, lda, p + b * m * n, ld(m));
+        else
+          cuda::trmm<T>(dev, sc, uc, tc, dc, m, n, ab, lda, p + b * m * n, ld(m));
 #endif
       });
 }

@@ -23,15 +23,12 @@ struct SolveTriangular : TriangularFlags {
           name, A, B,
           [](cpu::Side s, cpu::Uplo u, cpu::Trans t, cpu::Diag d, std::int64_t m, std::int64_t n, const T* a,
              std::int64_t lda, T* x, std::int64_t ldx) { cpu::trsm<T>(s, u, t, d, m, n, T(1), a, lda, x, ldx); });
-    const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
-    Tensor<T> X = Tensor<T>::empty(detail::with_batch(B.shape()[0], B.shape()[1], batch), B.device());
-    if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
-    detail::copy_into(X, expand(B, X.shape()));
-    const Tensor<T> a = detail::unit_row_stride(A);
-    const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
-    detail::batched::trsm(left ? cpu::Side::Left : cpu::Side::Right, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, trans,
-                          unit ? cpu::Diag::Unit : cpu::Diag::NonUnit, a, detail::batch_offsets(a, batch), lda, X);
-    return X;
+    return forward_generic(A, B);
+  }
+  // The device-neutral forward (TriangularFlags::generic_forward with trsm).
+  template <class T>
+  Tensor<T> forward_generic(const Tensor<T>& A, const Tensor<T>& B) const {
+    return generic_forward<detail::batched::TriangularBlas::trsm>(name, A, B);
   }
 
   // Let P be the projection onto T's stored triangle (strict when unit). Left side:

@@ -1,10 +1,12 @@
 #pragma once
 // What solve_triangular and triangular_matmul share: their flags, the projection onto the triangle
-// read, op(.), the op of the adjoint, the argument checks, and the CPU kernel (B copied into the
-// result, A into scratch when BLAS cannot read its layout, then one BLAS call per matrix).
+// read, op(.), the op of the adjoint, the argument checks, the CPU kernel (B copied into the result,
+// A into scratch when BLAS cannot read its layout, then one BLAS call per matrix) and the
+// device-neutral forward (the same steps with tensor ops and the device's BLAS: cuBLAS on a GPU).
 #include <functional>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
 namespace tenax {
@@ -79,6 +81,23 @@ struct TriangularFlags {
              std::max<std::int64_t>(1, m));
     };
     detail::record_kernel(run, X, A, B);
+    return X;
+  }
+
+  // The device-neutral forward (what runs on a GPU; tests run it on the CPU against cpu_forward):
+  // B broadcast into the result, A with a unit row stride, then the device's trsm or trmm per
+  // matrix in place.
+  template <detail::batched::TriangularBlas R, class T>
+  Tensor<T> generic_forward(std::string_view name, const Tensor<T>& A, const Tensor<T>& B) const {
+    const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
+    Tensor<T> X = Tensor<T>::empty(detail::with_batch(B.shape()[0], B.shape()[1], batch), B.device());
+    if (X.numel() == 0) return X;  // nothing to do (the batch may still be huge)
+    detail::copy_into(X, expand(B, X.shape()));
+    const Tensor<T> a = detail::unit_row_stride(A);
+    detail::batched::triangular<R>(left ? cpu::Side::Left : cpu::Side::Right,
+                                   upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, trans,
+                                   unit ? cpu::Diag::Unit : cpu::Diag::NonUnit, a, detail::batch_offsets(a, batch),
+                                   std::max<std::int64_t>(1, a.strides()[1]), X);
     return X;
   }
 };

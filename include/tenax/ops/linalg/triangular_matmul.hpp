@@ -1,8 +1,8 @@
 #pragma once
 // triangular_matmul: Y = op(T) B (left) or Y = B op(T) (right), T the upper or lower triangle of
 // A (optionally with a unit diagonal), op in {N, T, C}; batched with broadcast batch dimensions.
-// BLAS trmm on the CPU: half the flops of a gemm with the triangle made explicit, and no copy of
-// the triangle. The factorization rules use it on packed factors (LU's L and U read from one
+// BLAS trmm (cuBLAS on a GPU): half the flops of a gemm with the triangle made explicit, and no
+// copy of the triangle. The factorization rules use it on packed factors (LU's L and U read from one
 // matrix).
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/common.hpp"
@@ -23,8 +23,12 @@ struct TriangularMatmul : TriangularFlags {
           name, A, B,
           [](cpu::Side s, cpu::Uplo u, cpu::Trans t, cpu::Diag d, std::int64_t m, std::int64_t n, const T* a,
              std::int64_t lda, T* x, std::int64_t ldx) { cpu::trmm<T>(s, u, t, d, m, n, T(1), a, lda, x, ldx); });
-    const Tensor<T> t = apply_op(triangle(A));  // any device: the triangle made explicit, then matmul
-    return left ? matmul(t, B) : matmul(B, t);
+    return forward_generic(A, B);
+  }
+  // The device-neutral forward (TriangularFlags::generic_forward with trmm: cuBLAS on a GPU).
+  template <class T>
+  Tensor<T> forward_generic(const Tensor<T>& A, const Tensor<T>& B) const {
+    return generic_forward<detail::batched::TriangularBlas::trmm>(name, A, B);
   }
 
   // Let P be the projection onto the triangle read (strict when unit) and T = tri(A). Left side
@@ -55,15 +59,6 @@ struct TriangularMatmul : TriangularFlags {
     if (c.needs(0)) gA = sum_to(project(apply_op(left ? matmul(g, B.mH()) : matmul(B.mH(), g))), A.shape());
     if (c.needs(1)) gB = sum_to(apply_adjoint(*this, A, g), B.shape());  // op(T)^H gY or gY op(T)^H
     return std::tuple{gA, gB};
-  }
-
- private:
-  // tri(A): the triangle read, with ones on the diagonal when unit.
-  template <class T>
-  Tensor<T> triangle(const Tensor<T>& A) const {
-    const Tensor<T> t = project(A);
-    if (!unit) return t;
-    return add(t, detail::batch_eye<T>(A.shape()[0], detail::mat_batch_shape(A.shape()), A.device()));
   }
 };
 
