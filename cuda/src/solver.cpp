@@ -104,34 +104,40 @@ cublasOperation_t op_of(char t) { return t == 'N' ? CUBLAS_OP_N : (t == 'T' ? CU
 
 }  // namespace
 
-template <class T>
-void trsm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
-          std::int64_t lda, T* b, std::int64_t ldb) {
+// cuBLAS trsm (Solve) or trmm in place of B: the same flags and operands. trmm writes C; B passed
+// as C (same leading dimension) is its in-place form.
+template <bool Solve, class T>
+void triangular(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
+                std::int64_t lda, T* b, std::int64_t ldb) {
+  const char* op = Solve ? "solve_triangular" : "triangular_matmul";
   cublasHandle_t h = blas_handle(dev);
   DeviceGuard g(dev);
   const T one(1);
-  auto f = TENAX_PICK(T, cublasStrsm, cublasDtrsm, cublasCtrsm, cublasZtrsm);
-  const cublasStatus_t s = f(h, side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill_of(uplo), op_of(trans),
-                             diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, as_int(m, "solve_triangular"),
-                             as_int(n, "solve_triangular"), cu(&one), cu(a), as_int(lda, "solve_triangular"), cu(b),
-                             as_int(ldb, "solve_triangular"));
-  if (s != CUBLAS_STATUS_SUCCESS) fail("cuda", "solve_triangular (cublas trsm): status ", static_cast<int>(s));
+  const cublasSideMode_t sm = side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+  const cublasDiagType_t dm = diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+  const int mi = as_int(m, op), ni = as_int(n, op), ldai = as_int(lda, op), ldbi = as_int(ldb, op);
+  cublasStatus_t s;
+  if constexpr (Solve) {
+    auto f = TENAX_PICK(T, cublasStrsm, cublasDtrsm, cublasCtrsm, cublasZtrsm);
+    s = f(h, sm, fill_of(uplo), op_of(trans), dm, mi, ni, cu(&one), cu(a), ldai, cu(b), ldbi);
+  } else {
+    auto f = TENAX_PICK(T, cublasStrmm, cublasDtrmm, cublasCtrmm, cublasZtrmm);
+    s = f(h, sm, fill_of(uplo), op_of(trans), dm, mi, ni, cu(&one), cu(a), ldai, cu(b), ldbi, cu(b), ldbi);
+  }
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fail("cuda", op, Solve ? " (cublas trsm)" : " (cublas trmm)", ": status ", static_cast<int>(s));
+}
+
+template <class T>
+void trsm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
+          std::int64_t lda, T* b, std::int64_t ldb) {
+  triangular<true>(dev, side, uplo, trans, diag, m, n, a, lda, b, ldb);
 }
 
 template <class T>
 void trmm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
           std::int64_t lda, T* b, std::int64_t ldb) {
-  cublasHandle_t h = blas_handle(dev);
-  DeviceGuard g(dev);
-  const T one(1);
-  auto f = TENAX_PICK(T, cublasStrmm, cublasDtrmm, cublasCtrmm, cublasZtrmm);
-  // cuBLAS's trmm writes C; passing B as C (same leading dimension) is its in-place form.
-  const int ld = as_int(ldb, "triangular_matmul");
-  const cublasStatus_t s =
-      f(h, side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill_of(uplo), op_of(trans),
-        diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, as_int(m, "triangular_matmul"),
-        as_int(n, "triangular_matmul"), cu(&one), cu(a), as_int(lda, "triangular_matmul"), cu(b), ld, cu(b), ld);
-  if (s != CUBLAS_STATUS_SUCCESS) fail("cuda", "triangular_matmul (cublas trmm): status ", static_cast<int>(s));
+  triangular<false>(dev, side, uplo, trans, diag, m, n, a, lda, b, ldb);
 }
 
 template <class T>
