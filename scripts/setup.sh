@@ -10,7 +10,8 @@
 #   scripts/setup.sh --with-python-refs also python3-venv, python3-numpy and python3-torch (PyTorch
 #                                       1.13, the Python reference rows; scripts/bench.sh
 #                                       --with-python-refs pip-installs jax and matplotlib into a venv)
-#   scripts/setup.sh --with-fuzz        also clang and its runtime libraries (libFuzzer targets)
+#   scripts/setup.sh --with-clang       also clang and its runtime libraries (the sanitizer pass and
+#                                       the libFuzzer targets; --with-fuzz is the same)
 #
 # Runs as root directly, otherwise through sudo. TENAX_SKIP_SETUP=1 skips it entirely (for machines
 # whose dependencies are provided some other way).
@@ -19,18 +20,18 @@ set -euo pipefail
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
-usage() { sed -n '2,17s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,18s/^# \{0,1\}//p' "$0"; }
 
 with_libtorch=0
 with_python=0
 with_python_refs=0
-with_fuzz=0
+with_clang=0
 for arg in "$@"; do
   case "$arg" in
     --with-libtorch) with_libtorch=1 ;;
     --with-python) with_python=1 ;;
     --with-python-refs) with_python=1 with_python_refs=1 ;;
-    --with-fuzz) with_fuzz=1 ;;
+    --with-clang | --with-fuzz) with_clang=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$arg'" ;;
   esac
@@ -51,7 +52,7 @@ packages=(
 ((with_libtorch)) && packages+=(libtorch-dev)
 ((with_python)) && packages+=(python3)
 ((with_python_refs)) && packages+=(python3-venv python3-pip python3-numpy python3-torch)
-((with_fuzz)) && packages+=(clang libclang-rt-dev)
+((with_clang)) && packages+=(clang libclang-rt-dev)
 
 command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
   die "this script needs an apt-based system (Debian/Ubuntu). Install these packages (or equivalents) yourself and rerun with TENAX_SKIP_SETUP=1: ${packages[*]}"

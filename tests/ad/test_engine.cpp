@@ -421,7 +421,9 @@ TEST(Transforms, ValueAndGrad) {
 
 TEST(Transforms, VjpPullbackIsReusableAndLinear) {
   auto x = TD::randn({4}, 8);
-  auto [y, pb] = tx::vjp([](const TD& a) { return tx::sin(a) * a; }, x);
+  const auto vp = tx::vjp([](const TD& a) { return tx::sin(a) * a; }, x);
+  const auto& y = vp.first;
+  const auto& pb = vp.second;  // named, not a structured binding: a lambda below captures it
   expect_close(y, tx::sin(x) * x);
   EXPECT_FALSE(y.tracks_grad());
   auto w = TD::randn({4}, 9), w2 = TD::randn({4}, 10);

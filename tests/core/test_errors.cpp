@@ -168,7 +168,7 @@ TEST(Errors, DTypeMismatchOfUntypedBody) {
   auto z = tx::Tensor<tx::c64>::zeros({2});
   expect_error([&] { tx::Tensor<float> t(z.impl()); }, "[tensor] dtype mismatch: body holds c64, handle is f32");
   EXPECT_NO_THROW(tx::Tensor<float>(f.impl()));
-  EXPECT_NO_THROW(TD(tx::detail::ImplPtr()));  // an empty body makes an undefined handle
+  EXPECT_NO_THROW(TD{tx::detail::ImplPtr()});  // an empty body makes an undefined handle
 }
 
 TEST(Errors, ElementAccessAndConstruction) {

@@ -348,7 +348,10 @@ TYPED_TEST(Failures, ShapeErrorsBeforeAnyKernel) {
     expect_shape_error("lu_factor", {ss, dt}, [&] { la::lu_factor_ex(t(s)); });
   }
   // lu_solve with mismatched factors.
-  auto [LU, piv] = la::lu_factor(t({3, 3}));
+  // Named, not structured, bindings: lambdas below capture them (clang < 16 cannot).
+  const auto lu = la::lu_factor(t({3, 3}));
+  const auto& LU = lu.first;
+  const auto& piv = lu.second;
   expect_shape_error("lu_solve", {"[3, 3]", "[4, 2]"}, [&] { la::lu_solve(LU, piv, t({4, 2})); });
   expect_shape_error("lu_solve", {"[3, 4]"}, [&] { la::lu_solve(t({3, 4}), piv, t({3, 2})); });
   expect_shape_error("lu_solve", {"[2]"}, [&] { la::lu_solve(LU, Tensor<std::int32_t>::ones({2}), t({3, 2})); });
@@ -359,7 +362,10 @@ TYPED_TEST(Failures, ShapeErrorMessagesNameTheDtype) {
   using T = TypeParam;
   const std::string dt = tx::dtype_traits<T>::name;
   const auto t = [](Shape s) { return Tensor<T>::randn(s, 3); };
-  auto [LU, piv] = la::lu_factor(t({3, 3}));
+  // Named, not structured, bindings: lambdas below capture them (clang < 16 cannot).
+  const auto lu = la::lu_factor(t({3, 3}));
+  const auto& LU = lu.first;
+  const auto& piv = lu.second;
   expect_shape_error("lu_solve", {"[3, 3]", "[4, 2]", dt}, [&] { la::lu_solve(LU, piv, t({4, 2})); });
   expect_shape_error("lu_solve", {"[2]", dt}, [&] { la::lu_solve(LU, Tensor<std::int32_t>::ones({2}), t({3, 2})); });
   expect_shape_error("lu_solve", {"[3, 3, 2]", "[3, 1, 3]", dt}, [&] {
@@ -401,7 +407,9 @@ TYPED_TEST(Failures, EmptySquareMatrices) {
   using R = real_t<T>;
   // (shape of A, batch shape)
   const std::vector<std::pair<Shape, Shape>> cases{{{0, 0}, {}}, {{0, 0, 2}, {2}}, {{3, 3, 0}, {0}}, {{0, 0, 0}, {0}}};
-  for (const auto& [s, batch] : cases) {
+  for (const auto& c : cases) {
+    const auto& s = c.first;
+    const auto& batch = c.second;
     std::ostringstream o;
     o << "A of shape " << s;
     SCOPED_TRACE(o.str());

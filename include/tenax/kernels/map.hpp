@@ -82,8 +82,8 @@ inline void check_kernel_device(std::string_view op, Device dev) {
 // Runs out = f(in...) over a loop nest on the device `dev` when it is not the CPU: the CUDA
 // backend's instantiation of the same functor. Returns false for the CPU.
 template <class Out, class F, class... In, std::size_t N>
-bool map_on_device(std::string_view op, Device dev, F f, const Shape& shape, const std::array<Strides, N>& st,
-                   const std::array<char*, N>& p) {
+bool map_on_device(std::string_view op, Device dev, [[maybe_unused]] F f, [[maybe_unused]] const Shape& shape,
+                   [[maybe_unused]] const std::array<Strides, N>& st, [[maybe_unused]] const std::array<char*, N>& p) {
   if (dev.is_cpu()) return false;
 #if defined(TENAX_HAS_CUDA)
   if (dev.is_cuda()) {
