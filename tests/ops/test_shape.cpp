@@ -252,6 +252,13 @@ TEST(Shape, TrilTriu) {
       TENAX_CHECK_GRADS(fu, x);
     }
   }
+  // A strided input (a transposed view, a column slice) gives what its contiguous copy gives.
+  const auto y = Tensor<double>::randn({5, 4, 2}, 2);
+  for (const auto& v : {y.mT(), tx::slice(y, 1, 1, 3)})
+    for (std::int64_t k : {0, 1, -2}) {
+      EXPECT_EQ(tx::tril(v, k).to_vector(), tx::tril(tx::contiguous(v), k).to_vector()) << "k " << k;
+      EXPECT_EQ(tx::triu(v, k).to_vector(), tx::triu(tx::contiguous(v), k).to_vector()) << "k " << k;
+    }
   both_types([](const auto& t) { return tx::tril(t); }, {4, 3, 2});
   both_types([](const auto& t) { return tx::triu(t, 1); }, {3, 4});
   TENAX_CHECK_GRADS([](const auto& t) { return tx::tril(t); }, Tensor<double>::randn({0, 3}, 1));

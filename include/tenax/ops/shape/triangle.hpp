@@ -1,5 +1,7 @@
 #pragma once
 // tril / triu: keep the lower (upper) triangle from diagonal k of each matrix, zero the rest.
+#include <algorithm>
+
 #include "tenax/ad/apply.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -25,15 +27,24 @@ struct Triangle {
     }
 #endif
     detail::check_kernel_device(name, x.device());
-    // Copy, then zero the other triangle: one kernel, which a prepared program captures.
-    auto run = [copy = detail::copy_kernel<T, T>(*out.impl(), *x.impl()), lower = lower, k = k, m, n,
-                batch](char* const* p) {
-      copy(p[0], p[1]);
+    // One kernel, which a prepared program captures: per column, the kept rows [lo, hi) copied and
+    // the others zeroed (a contiguous x is read directly; any other layout is copied first).
+    auto run = [copy = detail::copy_kernel<T, T>(*out.impl(), *x.impl()), dense = x.is_contiguous(), lower = lower,
+                k = k, m, n, batch](char* const* p) {
+      const bool read = dense && p[0] != p[1];
+      if (!dense) copy(p[0], p[1]);
       T* q = reinterpret_cast<T*>(p[0]);
-      for (std::int64_t b = 0; b < batch; ++b, q += m * n)
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t i = 0; i < m; ++i)
-            if (lower ? (j - i > k) : (j - i < k)) q[i + j * m] = T(0);
+      const T* s = reinterpret_cast<const T*>(p[1]);
+      for (std::int64_t b = 0; b < batch; ++b, q += m * n, s += m * n)
+        for (std::int64_t j = 0; j < n; ++j) {
+          // lower keeps i >= j - k, upper keeps i <= j - k
+          const std::int64_t lo = lower ? std::clamp<std::int64_t>(j - k, 0, m) : 0;
+          const std::int64_t hi = lower ? m : std::clamp<std::int64_t>(j - k + 1, 0, m);
+          T* c = q + j * m;
+          std::fill(c, c + lo, T(0));
+          if (read) std::copy(s + j * m + lo, s + j * m + hi, c + lo);
+          std::fill(c + hi, c + m, T(0));
+        }
     };
     detail::record_kernel(run, out, x);
     return out;
