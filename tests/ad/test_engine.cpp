@@ -625,12 +625,64 @@ TEST(Transforms, BadInputToJvp) {
   expect_error([&] { tx::jvp(f, x, TD::ones({3})); }, "[jvp] tangent of shape [3] on cpu for a primal of shape [2]");
   expect_error([&] { tx::jvp(f, x, TD::ones({2, 1})); }, "[jvp] tangent of shape [2, 1]");
   expect_error([&] { tx::jvp(f, x, TD()); }, "[jvp] tangent of shape []");
-  // Nested forward mode (jvp of jvp) is not supported.
-  expect_error([&] { tx::jvp([&](const TD& a) { return tx::jvp(f, a, TD::ones({2})).second; }, x, TD::ones({2})); },
-               "[jvp] nested forward mode (jvp of jvp) is not supported");
-  expect_error(
-      [&] { tx::hvp([&](const TD& a) { return tx::sum(tx::jvp(f, a, TD::ones({2})).second); }, x, TD::ones({2})); },
-      "[jvp] nested forward mode");
+  // The nested path checks its tangent too.
+  expect_error([&] { tx::jvp([&](const TD& a) { return tx::jvp(f, a, TD::ones({3})).second; }, x, TD::ones({2})); },
+               "[jvp] tangent of shape [3]");
+}
+
+// Forward over forward: d2f[v, w] = d/de (J(x + e w) v).
+TEST(Transforms, JvpOfJvp) {
+  const auto x = TD::randn({5}, 40), v = TD::randn({5}, 41), w = TD::randn({5}, 42), u = TD::randn({5}, 43);
+  // f = sin(x) x^2 elementwise: f'' = (2 - x^2) sin x + 4 x cos x.
+  auto f = [](const TD& a) { return tx::sin(a) * a * a; };
+  auto inner = [&](const TD& a) { return tx::jvp(f, a, v).second; };
+  const auto [d1, d2] = tx::jvp(inner, x, w);
+  expect_close(d1, (tx::cos(x) * x * x + tx::sin(x) * x * 2.0) * v);
+  expect_close(d2, (tx::sin(x) * (2.0 - x * x) + tx::cos(x) * x * 4.0) * v * w, 1e-11);
+  // Third order: f = exp: f''' = exp, so d3f[v, w, u] = exp(x) v w u.
+  auto g2 = [&](const TD& a) {
+    return tx::jvp([&](const TD& b) { return tx::jvp([](const TD& c) { return tx::exp(c); }, b, v).second; }, a, w)
+        .second;
+  };
+  expect_close(tx::jvp(g2, x, u).second, tx::exp(x) * v * w * u, 1e-11);
+  // A scalar f: jvp of jvp is w^T H v, the same as the Hessian-vector product.
+  auto h = [](const TD& a) { return tx::sum(a * a) * tx::sum(tx::sin(a)); };
+  const double whv = tx::jvp([&](const TD& a) { return tx::jvp(h, a, v).second; }, x, w).second.item();
+  EXPECT_NEAR(whv, dot(tx::hvp(h, x, v), w), 1e-11 * std::max(1.0, std::abs(whv)));
+  // The inner function closes over the outer variable: the inner tangent must not see the outer
+  // one (no perturbation confusion). d/da [jvp(z -> z a, z0, v)] = d/da (v a) = v.
+  const auto z0 = TD::randn({5}, 44);
+  const auto [va, dva] =
+      tx::jvp([&](const TD& a) { return tx::jvp([&](const TD& z) { return z * a; }, z0, v).second; }, x, w);
+  expect_close(va, v * x);
+  expect_close(dva, v * w);
+  // A result that does not depend on the inner input: zero inner tangent, and so zero outer one.
+  const auto [c, dc] =
+      tx::jvp([&](const TD& a) { return tx::jvp([&](const TD&) { return a * 2.0; }, a, v).second; }, x, w);
+  expect_close(c, TD::zeros({5}));
+  expect_close(dc, TD::zeros({5}));
+}
+
+TEST(Transforms, JvpOfJvpComplexAndLinalg) {
+  // z z (holomorphic): d2 = 2 v w. z conj(z) (not holomorphic): d2 = v conj(w) + w conj(v).
+  const auto z = TZ::randn({4}, 50), v = TZ::randn({4}, 51), w = TZ::randn({4}, 52);
+  auto second = [&](auto&& f) { return tx::jvp([&](const TZ& a) { return tx::jvp(f, a, v).second; }, z, w).second; };
+  expect_close(second([](const TZ& a) { return a * a; }), v * w * tx::c128(2));
+  expect_close(second([](const TZ& a) { return a * tx::conj(a); }), v * tx::conj(w) + w * tx::conj(v));
+  // det, eigvalsh and solve: the second directional derivative against central differences of
+  // the first (computed by the one-level jvp). eigvalsh's derivative is defined for Hermitian
+  // directions only (its rules assume them), so it gets symmetric ones.
+  const auto A = TD::randn({4, 4}, 53) + TD::eye(4) * 4.0, V = TD::randn({4, 4}, 54), W = TD::randn({4, 4}, 55);
+  const double h = 1e-5;
+  auto check = [&](auto&& f, const TD& X, const TD& dv, const TD& dw) {
+    auto first = [&](const TD& a) { return tx::jvp(f, a, dv).second; };
+    const TD d2 = tx::jvp(first, X, dw).second;
+    const TD fd = (first(X + dw * h) - first(X - dw * h)) * (0.5 / h);
+    expect_close(d2, fd, 1e-6);
+  };
+  check([](const TD& a) { return tx::linalg::det(a); }, A, V, W);
+  check([](const TD& a) { return tx::linalg::eigvalsh(a); }, A + A.mT(), V + V.mT(), W + W.mT());
+  check([](const TD& a) { return tx::linalg::solve(a, a.mT()); }, A, V, W);
 }
 
 TEST(Transforms, ReverseOverForward) {

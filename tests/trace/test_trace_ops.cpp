@@ -30,7 +30,7 @@ Tensor<T> spd(std::int64_t n, std::uint64_t seed) {
   return tx::matmul(a.mH(), a);
 }
 
-// Checks f, grad of sum-like scalar L(f), and jvp of f, compiled at seed s0 and run at s1.
+// Checks f, grad of sum-like scalar L(f), jvp of f and jvp of jvp, compiled at seed s0 and run at s1.
 template <class T, class F, class Make>
 void check_op(const std::string& what, F f, Make make) {
   using R = tx::real_t<T>;
@@ -46,6 +46,12 @@ void check_op(const std::string& what, F f, Make make) {
   auto j = [f](const Tensor<T>& x, const Tensor<T>& d) { return tx::jvp(f, x, d); };
   expect_compiled_matches_eager<decltype(j), T, T>(what + " jvp", j, std::tuple{x0, dx},
                                                    std::tuple{x1, Tensor<T>::randn(x0.shape(), 4)});
+  // Forward over forward (jvp of jvp: two reverse passes inside, ad/functional.hpp).
+  auto j2 = [f](const Tensor<T>& x, const Tensor<T>& d) {
+    return tx::jvp([&](const Tensor<T>& a) { return tx::jvp(f, a, d).second; }, x, d);
+  };
+  expect_compiled_matches_eager<decltype(j2), T, T>(what + " jvp of jvp", j2, std::tuple{x0, dx},
+                                                    std::tuple{x1, Tensor<T>::randn(x0.shape(), 6)});
   auto h = [loss](const Tensor<T>& x, const Tensor<T>& v) { return tx::hvp(loss, x, v); };
   expect_compiled_matches_eager<decltype(h), T, T>(what + " hvp", h, std::tuple{x0, dx},
                                                    std::tuple{x1, Tensor<T>::randn(x0.shape(), 5)});

@@ -7,8 +7,11 @@
 // transform over other variables run while an outer one evaluates its function (the inner
 // function closes over the outer variable): it records its backward too. Forward over reverse (jvp of grad,
 // Hessian-vector products) needs nothing special: the backward rules are public ops, so they
-// carry the tangents of their inputs. One forward level is supported: jvp of a function whose
-// input already carries a tangent throws.
+// carry the tangents of their inputs. Forward over forward (jvp of jvp): a tensor holds one
+// tangent, so a jvp run while another one evaluates its function (or on an input that already
+// carries a tangent) does not use that slot. It transposes a VJP twice instead: with u -> J^H u
+// recorded, the VJP of that linear map at dx is J dx. Every op on the way is a public op, so the
+// enclosing level's tangents flow through it (one forward and two backward passes).
 #include <array>
 #include <functional>
 #include <tuple>
@@ -38,6 +41,27 @@ class TransformScope {
   TransformScope& operator=(const TransformScope&) = delete;
 };
 inline bool inside_transform() { return transform_depth() > 0 && is_grad_enabled(); }
+
+// How many jvp transforms are evaluating their function on this thread. A jvp run inside another
+// one takes the nested path (see the top of this file): the tensors it sees may carry the outer
+// level's tangents in the one tangent slot.
+inline int& forward_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+class ForwardScope {
+ public:
+  ForwardScope() { ++forward_depth(); }
+  ~ForwardScope() { --forward_depth(); }
+  ForwardScope(const ForwardScope&) = delete;
+  ForwardScope& operator=(const ForwardScope&) = delete;
+};
+
+// t without its place on the tape unless `keep` (then t itself), its tangent kept.
+template <class Y>
+Y result_of_transform(const Y& t, bool keep) {
+  return keep ? t : t.requires_grad(false);
+}
 
 // A tensor to differentiate with respect to: x itself when an enclosing pass records it,
 // otherwise a fresh leaf sharing x's data (and tangent).
@@ -131,19 +155,56 @@ auto vjp(F&& f, const Tensor<T>& x) {
   return std::pair{nested ? y : y.detach(), std::function<Tensor<T>(const Y&)>(pullback)};
 }
 
-// (f(x), J dx): forward-mode derivative of f at x in direction dx.
+namespace detail {
+
+// jvp inside jvp (see the top of this file): (f(x), J dx) by two reverse passes, the tangents of
+// the enclosing level carried through both.
+template <class F, class T>
+auto nested_jvp(F& f, const Tensor<T>& x, const Tensor<T>& dx) {
+  bool nested = false;
+  Tensor<T> xi = grad_input(x, nested);  // keeps x's tangent
+  nested = nested || inside_transform();
+  auto y = [&] {
+    GradModeGuard on(true);
+    TransformScope scope;
+    ForwardScope fscope;
+    return f(xi);
+  }();
+  using Y = decltype(y);
+  Y dy;
+  if (y.tracks_grad()) {
+    GradModeGuard on(true);
+    const Y u = Y::zeros(y.shape(), y.device()).requires_grad();
+    const ImplPtr roots[] = {y.impl()}, seeds[] = {u.impl()}, ins[] = {xi.impl()};
+    const ImplPtr g = run_backward({roots, seeds, ins, true})[0];  // J^H u, recorded
+    if (g && g->requires_grad) {
+      const ImplPtr roots2[] = {g}, seeds2[] = {dx.impl()}, ins2[] = {u.impl()};
+      const ImplPtr r = run_backward({roots2, seeds2, ins2, nested})[0];
+      if (r) dy = Y(r);
+    }
+  }
+  if (!dy.defined()) dy = Y::zeros(y.shape(), y.device());
+  return std::pair{result_of_transform(y, nested), result_of_transform(dy, nested)};
+}
+
+}  // namespace detail
+
+// (f(x), J dx): forward-mode derivative of f at x in direction dx. Nests (jvp of jvp, any order).
 template <class F, Floating T>
 auto jvp(F&& f, const Tensor<T>& x, const Tensor<T>& dx) {
   TENAX_CHECK(x.defined() && dx.defined() && dx.shape() == x.shape() && dx.device() == x.device(), "jvp",
               "tangent of shape ", dx.defined() ? dx.shape() : Shape{}, " on ", dx.defined() ? dx.device().str() : "?",
               " for a primal of shape ", x.shape(), " on ", x.device().str());
-  TENAX_CHECK(!x.impl()->tangent, "jvp", "nested forward mode (jvp of jvp) is not supported");
+  if (x.impl()->tangent || detail::forward_depth() > 0) return detail::nested_jvp(f, x, dx);
   detail::ImplPtr p = detail::shallow_copy(*x.impl());
   p->requires_grad = x.impl()->requires_grad;
   p->grad_fn = x.impl()->grad_fn;
   p->output_nr = x.impl()->output_nr;
   p->tangent = dx.impl();
-  auto y = f(Tensor<T>(std::move(p)));
+  auto y = [&] {
+    detail::ForwardScope fscope;
+    return f(Tensor<T>(std::move(p)));
+  }();
   using Y = decltype(y);
   Y dy = y.tangent().defined() ? y.tangent() : Y::zeros(y.shape(), y.device());
   detail::ImplPtr q = detail::shallow_copy(*y.impl());

@@ -55,7 +55,8 @@ class GradModeGuard {
 inline bool is_grad_enabled() { return detail::mode().grad_enabled; }
 
 namespace detail {
-// Turns forward-mode propagation off while a JVP rule computes tangents (one forward level).
+// Turns forward-mode propagation off while a JVP rule computes tangents (a tensor has one tangent
+// slot; nested jvp takes another path, ad/functional.hpp).
 class ForwardOffGuard {
  public:
   ForwardOffGuard() : prev_(mode().fw_enabled) { mode().fw_enabled = false; }
