@@ -116,8 +116,15 @@ if [[ ${TENAX_SKIP_SANITIZE:-0} != 1 ]]; then
   dir=$build_root/sanitize
   mkdir -p "$dir"
   start=$SECONDS
-  say "[sanitize] configure + build ($dir, clang, ASan + UBSan, ${#sanitize_targets[@]} test programs)"
-  quiet "$dir/configure.log" env CC=clang CXX=clang++ cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug \
+  # The compilers are named on the command line, so that a build directory configured earlier
+  # with another compiler is reconfigured (CMake drops its cache) rather than silently reused.
+  san_cc=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+  if ! command -v clang++ >/dev/null 2>&1; then
+    say "[sanitize] clang++ not found (TENAX_SKIP_SETUP=1?): building with the default compiler"
+    san_cc=()
+  fi
+  say "[sanitize] configure + build ($dir, ${san_cc:+clang, }ASan + UBSan, ${#sanitize_targets[@]} test programs)"
+  quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" "${san_cc[@]}" -DCMAKE_BUILD_TYPE=Debug \
     -DTENAX_SANITIZE=ON -DTENAX_PROVIDER="${providers[0]}" -DTENAX_BUILD_TESTS=ON -DTENAX_BUILD_EXAMPLES=OFF \
     -DTENAX_BUILD_BENCH=OFF -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF -DTENAX_WITH_CUDA=OFF
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target "${sanitize_targets[@]}"
@@ -150,8 +157,8 @@ if [[ ${TENAX_SKIP_FUZZ:-0} != 1 ]]; then
   mkdir -p "$dir"
   start=$SECONDS
   say "[fuzz] configure + build ($dir, clang, libFuzzer + ASan + UBSan)"
-  quiet "$dir/configure.log" env CC=clang CXX=clang++ cmake -S "$root" -B "$dir" "${generator[@]}" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENAX_BUILD_FUZZ=ON -DTENAX_PROVIDER="${providers[0]}" \
+  quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENAX_BUILD_FUZZ=ON -DTENAX_PROVIDER="${providers[0]}" \
     -DTENAX_BUILD_TESTS=OFF -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF -DTENAX_WITH_CUDA=OFF
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target fuzz_linalg
   seconds=${TENAX_FUZZ_SECONDS:-60}

@@ -661,6 +661,16 @@ TEST(Transforms, JvpOfJvp) {
       tx::jvp([&](const TD& a) { return tx::jvp([&](const TD&) { return a * 2.0; }, a, v).second; }, x, w);
   expect_close(c, TD::zeros({5}));
   expect_close(dc, TD::zeros({5}));
+  // The results hold values, not the inner passes' graphs, when nothing asks for a gradient; a
+  // direction that requires grad gets one through the inner J dx.
+  const auto [q, dq] = tx::jvp([&](const TD& a) { return tx::jvp(f, a, v).first; }, x, w);
+  EXPECT_FALSE(q.tracks_grad());
+  EXPECT_FALSE(dq.tracks_grad());
+  const TD vr = v.requires_grad();
+  const TD inner_dy = tx::jvp([&](const TD& a) { return tx::jvp(f, a, vr).second; }, x, w).first;
+  ASSERT_TRUE(inner_dy.tracks_grad());
+  tx::sum(inner_dy).backward();
+  expect_close(vr.grad(), tx::cos(x) * x * x + tx::sin(x) * x * 2.0);  // d/dv sum(f'(x) v) = f'(x)
 }
 
 TEST(Transforms, JvpOfJvpComplexAndLinalg) {

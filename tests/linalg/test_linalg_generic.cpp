@@ -197,6 +197,8 @@ void triangular_cases(const char* name) {
           expect_same(op.forward_generic(A.mT(), B), op.forward(A.mT(), B), what + " A^T view");
           const auto B1 = tx::slice(B, 2, 0, 1).reshape(left ? tx::Shape{4, 2} : tx::Shape{2, 4});
           expect_same(op.forward_generic(A, B1), op.forward(A, B1), what + " B broadcast");
+          const auto A1 = tx::slice(A, 2, 1, 2).reshape(tx::Shape{4, 4});
+          expect_same(op.forward_generic(A1, B), op.forward(A1, B), what + " A broadcast");
         }
   const Op op{{true, true, false, Tr::N}};
   const auto A0 = Tensor<T>::randn({3, 3, 0}, 63), B0 = Tensor<T>::randn({3, 2, 0}, 64);

@@ -2,6 +2,8 @@
 // linear re-indexings, so the VJP-vs-JVP identity is the transpose check).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <complex>
 #include <vector>
 
@@ -252,6 +254,13 @@ TEST(Shape, TrilTriu) {
       TENAX_CHECK_GRADS(fu, x);
     }
   }
+  // Diagonals beyond the matrix, to the extremes of int64: everything or nothing kept.
+  const auto x43 = Tensor<double>::randn({4, 3}, 3);
+  constexpr std::int64_t kLo = std::numeric_limits<std::int64_t>::min(), kHi = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(tx::tril(x43, kHi).to_vector(), x43.to_vector());
+  EXPECT_EQ(tx::triu(x43, kLo).to_vector(), x43.to_vector());
+  EXPECT_EQ(tx::tril(x43, kLo).to_vector(), Tensor<double>::zeros({4, 3}).to_vector());
+  EXPECT_EQ(tx::triu(x43, kHi).to_vector(), Tensor<double>::zeros({4, 3}).to_vector());
   // A strided input (a transposed view, a column slice) gives what its contiguous copy gives.
   const auto y = Tensor<double>::randn({5, 4, 2}, 2);
   for (const auto& v : {y.mT(), tx::slice(y, 1, 1, 3)})

@@ -57,10 +57,14 @@ class ForwardScope {
   ForwardScope& operator=(const ForwardScope&) = delete;
 };
 
-// t without its place on the tape unless `keep` (then t itself), its tangent kept.
+// t itself when `keep`; otherwise t off the tape, with its tangent's value (not the graph that
+// computed it).
 template <class Y>
 Y result_of_transform(const Y& t, bool keep) {
-  return keep ? t : t.requires_grad(false);
+  if (keep) return t;
+  ImplPtr p = shallow_copy(*t.impl());
+  if (t.impl()->tangent) p->tangent = shallow_copy(*t.impl()->tangent);
+  return Y(std::move(p));
 }
 
 // A tensor to differentiate with respect to: x itself when an enclosing pass records it,
@@ -171,6 +175,8 @@ auto nested_jvp(F& f, const Tensor<T>& x, const Tensor<T>& dx) {
     return f(xi);
   }();
   using Y = decltype(y);
+  // J dx stays differentiable with respect to what the caller differentiates: x (nested) or dx.
+  const bool keep_dy = nested || (dx.tracks_grad() && is_grad_enabled());
   Y dy;
   if (y.tracks_grad()) {
     GradModeGuard on(true);
@@ -179,12 +185,12 @@ auto nested_jvp(F& f, const Tensor<T>& x, const Tensor<T>& dx) {
     const ImplPtr g = run_backward({roots, seeds, ins, true})[0];  // J^H u, recorded
     if (g && g->requires_grad) {
       const ImplPtr roots2[] = {g}, seeds2[] = {dx.impl()}, ins2[] = {u.impl()};
-      const ImplPtr r = run_backward({roots2, seeds2, ins2, nested})[0];
+      const ImplPtr r = run_backward({roots2, seeds2, ins2, keep_dy})[0];
       if (r) dy = Y(r);
     }
   }
   if (!dy.defined()) dy = Y::zeros(y.shape(), y.device());
-  return std::pair{result_of_transform(y, nested), result_of_transform(dy, nested)};
+  return std::pair{result_of_transform(y, nested), result_of_transform(dy, keep_dy)};
 }
 
 }  // namespace detail

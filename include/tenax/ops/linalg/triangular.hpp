@@ -86,7 +86,8 @@ struct TriangularFlags {
 
   // The device-neutral forward (what runs on a GPU; tests run it on the CPU against cpu_forward):
   // B broadcast into the result, A with a unit row stride, then the device's trsm or trmm per
-  // matrix in place.
+  // matrix in place. Not a CPU kernel: a prepared program would capture only its copy, so the CPU
+  // forwards use cpu_forward.
   template <detail::batched::TriangularBlas R, class T>
   Tensor<T> generic_forward(std::string_view name, const Tensor<T>& A, const Tensor<T>& B) const {
     const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);

@@ -29,8 +29,9 @@ struct Triangle {
     detail::check_kernel_device(name, x.device());
     // One kernel, which a prepared program captures: per column, the kept rows [lo, hi) copied and
     // the others zeroed (a contiguous x is read directly; any other layout is copied first).
+    // k clamped to [-m, n] keeps the same rows and keeps j - k from overflowing.
     auto run = [copy = detail::copy_kernel<T, T>(*out.impl(), *x.impl()), dense = x.is_contiguous(), lower = lower,
-                k = k, m, n, batch](char* const* p) {
+                k = std::clamp<std::int64_t>(k, -m, n), m, n, batch](char* const* p) {
       const bool read = dense && p[0] != p[1];
       if (!dense) copy(p[0], p[1]);
       T* q = reinterpret_cast<T*>(p[0]);
