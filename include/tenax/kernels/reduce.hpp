@@ -4,7 +4,9 @@
 //
 // Order of combination, which fixes the bits of the result (for any thread count):
 // - below kParallelMinElements inputs, or when the output has at least kMinSplitOutputs entries,
-//   each output folds its inputs in memory order of the input, starting from init; large
+//   each output folds its inputs in memory order of the input, starting from init (a sum over a
+//   contiguous run of its inputs adds them in kSumLanes interleaved lanes, folded pairwise, then
+//   into the output: independent additions instead of one dependency chain); large
 //   reductions of this kind are cut along a kept dimension, so each output stays on one worker;
 // - otherwise (a reduction to a handful of values over many inputs) the outermost reduced
 //   dimension is cut into blocks of about kReduceBlock inputs, fixed by the shape alone; each
@@ -40,6 +42,22 @@ inline Shape reduced_shape(const Shape& s, AxisMask mask, bool keepdim) {
   return r;
 }
 
+// The lanes of a contiguous sum run (see the top of this file).
+inline constexpr std::int64_t kSumLanes = 8;
+
+// sum of x[0..n) in kSumLanes interleaved lanes, folded pairwise, then the tail in order.
+template <class T>
+T lane_sum(const T* x, std::int64_t n) {
+  T a[kSumLanes] = {};
+  std::int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes)
+    for (std::int64_t l = 0; l < kSumLanes; ++l) a[l] += x[i + l];
+  for (std::int64_t w = kSumLanes / 2; w > 0; w /= 2)
+    for (std::int64_t l = 0; l < w; ++l) a[l] += a[l + w];
+  for (; i < n; ++i) a[0] += x[i];
+  return a[0];
+}
+
 // The inner loop of a reduction: operand 0 the output (stride 0 when reduced), 1 the input.
 template <class Out, class In, class Combine>
 struct ReduceInner {
@@ -47,6 +65,13 @@ struct ReduceInner {
   void operator()(std::array<char*, 2> q, const std::array<std::int64_t, 2>& s, std::int64_t n) const {
     if (s[0] == 0) {
       Out acc = *reinterpret_cast<Out*>(q[0]);
+      if constexpr (std::is_same_v<std::remove_cv_t<Combine>, fn::Add> && std::is_same_v<Out, In> &&
+                    dtype_traits<Out>::is_floating) {
+        if (s[1] == static_cast<std::int64_t>(sizeof(In)) && n >= 2 * kSumLanes) {
+          *reinterpret_cast<Out*>(q[0]) = acc + lane_sum(reinterpret_cast<const In*>(q[1]), n);
+          return;
+        }
+      }
       for (std::int64_t i = 0; i < n; ++i) acc = combine(acc, *reinterpret_cast<const In*>(q[1] + i * s[1]));
       *reinterpret_cast<Out*>(q[0]) = acc;
     } else {
