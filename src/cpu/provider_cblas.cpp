@@ -110,35 +110,25 @@ void gemm<c128>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t
   cblas_zgemm(CblasColMajor, cblas_trans(ta), cblas_trans(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 
-#define TENAX_TRSM(T, fn, ALPHA)                                                                                  \
+// trsm (B = alpha op(A)^-1 B) and trmm (B = alpha op(A) B): the same flags and operands.
+#define TENAX_TRIANGULAR(NAME, T, fn, ALPHA)                                                                      \
   template <>                                                                                                     \
-  void trsm<T>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A, \
+  void NAME<T>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A, \
                std::int64_t lda, T* B, std::int64_t ldb) {                                                        \
-    count_call(Routine::trsm);                                                                                    \
+    count_call(Routine::NAME);                                                                                    \
     if (m == 0 || n == 0) return;                                                                                 \
     fn(CblasColMajor, side == Side::Left ? CblasLeft : CblasRight, uplo == Uplo::Lower ? CblasLower : CblasUpper, \
        cblas_trans(trans), diag == Diag::Unit ? CblasUnit : CblasNonUnit, m, n, ALPHA, A, lda, B, ldb);           \
   }
-TENAX_TRSM(float, cblas_strsm, alpha)
-TENAX_TRSM(double, cblas_dtrsm, alpha)
-TENAX_TRSM(c64, cblas_ctrsm, &alpha)
-TENAX_TRSM(c128, cblas_ztrsm, &alpha)
-#undef TENAX_TRSM
-
-#define TENAX_TRMM(T, fn, ALPHA)                                                                                  \
-  template <>                                                                                                     \
-  void trmm<T>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A, \
-               std::int64_t lda, T* B, std::int64_t ldb) {                                                        \
-    count_call(Routine::trmm);                                                                                    \
-    if (m == 0 || n == 0) return;                                                                                 \
-    fn(CblasColMajor, side == Side::Left ? CblasLeft : CblasRight, uplo == Uplo::Lower ? CblasLower : CblasUpper, \
-       cblas_trans(trans), diag == Diag::Unit ? CblasUnit : CblasNonUnit, m, n, ALPHA, A, lda, B, ldb);           \
-  }
-TENAX_TRMM(float, cblas_strmm, alpha)
-TENAX_TRMM(double, cblas_dtrmm, alpha)
-TENAX_TRMM(c64, cblas_ctrmm, &alpha)
-TENAX_TRMM(c128, cblas_ztrmm, &alpha)
-#undef TENAX_TRMM
+TENAX_TRIANGULAR(trsm, float, cblas_strsm, alpha)
+TENAX_TRIANGULAR(trsm, double, cblas_dtrsm, alpha)
+TENAX_TRIANGULAR(trsm, c64, cblas_ctrsm, &alpha)
+TENAX_TRIANGULAR(trsm, c128, cblas_ztrsm, &alpha)
+TENAX_TRIANGULAR(trmm, float, cblas_strmm, alpha)
+TENAX_TRIANGULAR(trmm, double, cblas_dtrmm, alpha)
+TENAX_TRIANGULAR(trmm, c64, cblas_ctrmm, &alpha)
+TENAX_TRIANGULAR(trmm, c128, cblas_ztrmm, &alpha)
+#undef TENAX_TRIANGULAR
 
 // ---- LAPACK ----------------------------------------------------------------------------------
 

@@ -1,5 +1,7 @@
 // The Eigen provider (TENAX_PROVIDER=eigen): its name and the BLAS routines gemm, trsm and trmm.
 // The LAPACK routines live in provider_eigen_*.cpp, one file each, so they compile in parallel.
+#include <type_traits>
+
 #include "eigen/common.hpp"
 
 namespace tenax::cpu {
@@ -46,6 +48,23 @@ void eigen_gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t
 }
 
 // Solves in place with the Mode triangle of a (Eigen::Lower/Upper, optionally | UnitDiag).
+// Calls f(std::integral_constant<int, Mode>{}) with Eigen's triangular-view mode for (uplo, diag).
+template <class F>
+void with_triangle_mode(Uplo uplo, Diag diag, F&& f) {
+  const bool unit = diag == Diag::Unit;
+  if (uplo == Uplo::Lower) {
+    if (unit)
+      f(std::integral_constant<int, Eigen::UnitLower>{});
+    else
+      f(std::integral_constant<int, Eigen::Lower>{});
+  } else {
+    if (unit)
+      f(std::integral_constant<int, Eigen::UnitUpper>{});
+    else
+      f(std::integral_constant<int, Eigen::Upper>{});
+  }
+}
+
 template <int Mode, class T>
 void trsm_solve(Side side, Trans trans, const CMap<T>& a, MMap<T>& b) {
   constexpr int Flip = ((Mode & Eigen::Lower) ? Eigen::Upper : Eigen::Lower) | (Mode & Eigen::UnitDiag);
@@ -89,18 +108,7 @@ void eigen_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, st
   if (alpha != T(1)) b *= alpha;
   const Index k = side == Side::Left ? m : n;
   const CMap<T> a = cmap(A, k, k, lda);
-  const bool unit = diag == Diag::Unit;
-  if (uplo == Uplo::Lower) {
-    if (unit)
-      trsm_solve<Eigen::UnitLower>(side, trans, a, b);
-    else
-      trsm_solve<Eigen::Lower>(side, trans, a, b);
-  } else {
-    if (unit)
-      trsm_solve<Eigen::UnitUpper>(side, trans, a, b);
-    else
-      trsm_solve<Eigen::Upper>(side, trans, a, b);
-  }
+  with_triangle_mode(uplo, diag, [&](auto mode) { trsm_solve<decltype(mode)::value>(side, trans, a, b); });
 }
 
 // B = op(tri(a)) B or B op(tri(a)) with the Mode triangle of a (Eigen::Lower/Upper, optionally
@@ -150,18 +158,7 @@ void eigen_trmm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, st
   }
   const Index k = side == Side::Left ? m : n;
   const CMap<T> a = cmap(A, k, k, lda);
-  const bool unit = diag == Diag::Unit;
-  if (uplo == Uplo::Lower) {
-    if (unit)
-      trmm_product<Eigen::UnitLower>(side, trans, a, b);
-    else
-      trmm_product<Eigen::Lower>(side, trans, a, b);
-  } else {
-    if (unit)
-      trmm_product<Eigen::UnitUpper>(side, trans, a, b);
-    else
-      trmm_product<Eigen::Upper>(side, trans, a, b);
-  }
+  with_triangle_mode(uplo, diag, [&](auto mode) { trmm_product<decltype(mode)::value>(side, trans, a, b); });
   if (alpha != T(1)) b *= alpha;
 }
 

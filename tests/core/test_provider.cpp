@@ -225,36 +225,44 @@ Mat<T> triangular_operand(I k, cpu::Uplo uplo, cpu::Diag diag, D diagonal, O off
   return a;
 }
 
-TYPED_TEST(Provider, TrsmAllCombinations) {
-  using T = TypeParam;
-  const I m = 13, n = 6;
-  T alpha = T(-1.5);
-  if constexpr (kCplx<T>) alpha = T(0.5, -1.5);
+// Runs f(side, uplo, trans, diag) for every flag combination of trsm/trmm, each in a scoped trace.
+template <class F>
+void for_each_triangular_flags(F&& f) {
   for (auto side : {cpu::Side::Left, cpu::Side::Right})
     for (auto uplo : {cpu::Uplo::Lower, cpu::Uplo::Upper})
       for (auto trans : {cpu::Trans::N, cpu::Trans::T, cpu::Trans::C})
         for (auto diag : {cpu::Diag::NonUnit, cpu::Diag::Unit}) {
           SCOPED_TRACE(std::string("side ") + static_cast<char>(side) + " uplo " + static_cast<char>(uplo) + " trans " +
                        static_cast<char>(trans) + " diag " + static_cast<char>(diag));
-          const I k = side == cpu::Side::Left ? m : n;
-          // A well-conditioned triangle; the other triangle (and a unit diagonal) is NaN: not read.
-          Mat<T> tri(k, k);
-          const Mat<T> a = triangular_operand<T>(
-              k, uplo, diag, [] { return T(2.0 + std::abs(re(rnd<T>()))) + rnd<T>() * T(0.3); },
-              [k] { return rnd<T>() * T(1.0 / static_cast<double>(k)); }, tri);
-          const Mat<T> b0 = random<T>(m, n);
-          Mat<T> x = b0;
-          cpu::reset_provider_calls();
-          cpu::trsm<T>(side, uplo, trans, diag, m, n, alpha, a.data(), a.ld, x.data(), x.ld);
-          EXPECT_EQ(cpu::provider_calls(cpu::Routine::trsm), 1);
-          const Mat<T> opa = op(tri, trans);
-          const Mat<T> lhs = side == cpu::Side::Left ? mul(opa, x) : mul(x, opa);
-          Mat<T> rhs = b0;
-          for (auto& v : rhs.d) v *= alpha;
-          EXPECT_LE(diff(lhs, rhs), tol<T>(k) * (fro(opa) * fro(x) + fro(rhs)));
-          for (I j = 0; j < n; ++j)  // padding rows untouched
-            for (I i = m; i < x.ld; ++i) EXPECT_EQ(x(i, j), T(0));
+          f(side, uplo, trans, diag);
         }
+}
+
+TYPED_TEST(Provider, TrsmAllCombinations) {
+  using T = TypeParam;
+  const I m = 13, n = 6;
+  T alpha = T(-1.5);
+  if constexpr (kCplx<T>) alpha = T(0.5, -1.5);
+  for_each_triangular_flags([&](cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag) {
+    const I k = side == cpu::Side::Left ? m : n;
+    // A well-conditioned triangle; the other triangle (and a unit diagonal) is NaN: not read.
+    Mat<T> tri(k, k);
+    const Mat<T> a = triangular_operand<T>(
+        k, uplo, diag, [] { return T(2.0 + std::abs(re(rnd<T>()))) + rnd<T>() * T(0.3); },
+        [k] { return rnd<T>() * T(1.0 / static_cast<double>(k)); }, tri);
+    const Mat<T> b0 = random<T>(m, n);
+    Mat<T> x = b0;
+    cpu::reset_provider_calls();
+    cpu::trsm<T>(side, uplo, trans, diag, m, n, alpha, a.data(), a.ld, x.data(), x.ld);
+    EXPECT_EQ(cpu::provider_calls(cpu::Routine::trsm), 1);
+    const Mat<T> opa = op(tri, trans);
+    const Mat<T> lhs = side == cpu::Side::Left ? mul(opa, x) : mul(x, opa);
+    Mat<T> rhs = b0;
+    for (auto& v : rhs.d) v *= alpha;
+    EXPECT_LE(diff(lhs, rhs), tol<T>(k) * (fro(opa) * fro(x) + fro(rhs)));
+    for (I j = 0; j < n; ++j)  // padding rows untouched
+      for (I i = m; i < x.ld; ++i) EXPECT_EQ(x(i, j), T(0));
+  });
 }
 
 // trmm: B = alpha op(A) B or alpha B op(A) against the explicit triangle; the other triangle (and
@@ -264,28 +272,23 @@ TYPED_TEST(Provider, TrmmAllCombinations) {
   const I m = 13, n = 6;
   T alpha = T(-1.5);
   if constexpr (kCplx<T>) alpha = T(0.5, -1.5);
-  for (auto side : {cpu::Side::Left, cpu::Side::Right})
-    for (auto uplo : {cpu::Uplo::Lower, cpu::Uplo::Upper})
-      for (auto trans : {cpu::Trans::N, cpu::Trans::T, cpu::Trans::C})
-        for (auto diag : {cpu::Diag::NonUnit, cpu::Diag::Unit}) {
-          SCOPED_TRACE(std::string("side ") + static_cast<char>(side) + " uplo " + static_cast<char>(uplo) + " trans " +
-                       static_cast<char>(trans) + " diag " + static_cast<char>(diag));
-          const I k = side == cpu::Side::Left ? m : n;
-          Mat<T> tri(k, k);
-          const Mat<T> a = triangular_operand<T>(
-              k, uplo, diag, [] { return rnd<T>(); }, [] { return rnd<T>(); }, tri);
-          const Mat<T> b0 = random<T>(m, n);
-          Mat<T> y = b0;
-          cpu::reset_provider_calls();
-          cpu::trmm<T>(side, uplo, trans, diag, m, n, alpha, a.data(), a.ld, y.data(), y.ld);
-          EXPECT_EQ(cpu::provider_calls(cpu::Routine::trmm), 1);
-          const Mat<T> opa = op(tri, trans);
-          Mat<T> want = side == cpu::Side::Left ? mul(opa, b0) : mul(b0, opa);
-          for (auto& v : want.d) v *= alpha;
-          EXPECT_LE(diff(y, want), tol<T>(k) * std::abs(alpha) * fro(opa) * fro(b0));
-          for (I j = 0; j < n; ++j)  // padding rows untouched
-            for (I i = m; i < y.ld; ++i) EXPECT_EQ(y(i, j), T(0));
-        }
+  for_each_triangular_flags([&](cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag) {
+    const I k = side == cpu::Side::Left ? m : n;
+    Mat<T> tri(k, k);
+    const Mat<T> a = triangular_operand<T>(
+        k, uplo, diag, [] { return rnd<T>(); }, [] { return rnd<T>(); }, tri);
+    const Mat<T> b0 = random<T>(m, n);
+    Mat<T> y = b0;
+    cpu::reset_provider_calls();
+    cpu::trmm<T>(side, uplo, trans, diag, m, n, alpha, a.data(), a.ld, y.data(), y.ld);
+    EXPECT_EQ(cpu::provider_calls(cpu::Routine::trmm), 1);
+    const Mat<T> opa = op(tri, trans);
+    Mat<T> want = side == cpu::Side::Left ? mul(opa, b0) : mul(b0, opa);
+    for (auto& v : want.d) v *= alpha;
+    EXPECT_LE(diff(y, want), tol<T>(k) * std::abs(alpha) * fro(opa) * fro(b0));
+    for (I j = 0; j < n; ++j)  // padding rows untouched
+      for (I i = m; i < y.ld; ++i) EXPECT_EQ(y(i, j), T(0));
+  });
 }
 
 TYPED_TEST(Provider, TrsmAlphaZeroGivesZero) {

@@ -25,6 +25,16 @@
 namespace tenax {
 namespace detail {
 
+// One more level of a thread's transform depth while in scope.
+template <int& (*Depth)()>
+class DepthScope {
+ public:
+  DepthScope() { ++Depth(); }
+  ~DepthScope() { --Depth(); }
+  DepthScope(const DepthScope&) = delete;
+  DepthScope& operator=(const DepthScope&) = delete;
+};
+
 // How many reverse-mode transforms (grad, value_and_grad, vjp) are evaluating their function on
 // this thread. An inner transform run inside an outer one records its backward pass (create_graph)
 // when recording is on, so that the outer one differentiates through it even when the inner
@@ -33,13 +43,7 @@ inline int& transform_depth() {
   thread_local int depth = 0;
   return depth;
 }
-class TransformScope {
- public:
-  TransformScope() { ++transform_depth(); }
-  ~TransformScope() { --transform_depth(); }
-  TransformScope(const TransformScope&) = delete;
-  TransformScope& operator=(const TransformScope&) = delete;
-};
+using TransformScope = DepthScope<transform_depth>;
 inline bool inside_transform() { return transform_depth() > 0 && is_grad_enabled(); }
 
 // How many jvp transforms are evaluating their function on this thread. A jvp run inside another
@@ -49,13 +53,7 @@ inline int& forward_depth() {
   thread_local int depth = 0;
   return depth;
 }
-class ForwardScope {
- public:
-  ForwardScope() { ++forward_depth(); }
-  ~ForwardScope() { --forward_depth(); }
-  ForwardScope(const ForwardScope&) = delete;
-  ForwardScope& operator=(const ForwardScope&) = delete;
-};
+using ForwardScope = DepthScope<forward_depth>;
 
 // t itself when `keep`; otherwise t off the tape, with its tangent's value (not the graph that
 // computed it).

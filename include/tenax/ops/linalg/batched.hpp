@@ -213,6 +213,15 @@ void permute_rows(const Tensor<T>& x, [[maybe_unused]] const Tensor<std::int64_t
 // matrix b at element offset aoff[b] with leading dimension lda: solves (trsm, solve_triangular)
 // or products (trmm, triangular_matmul).
 enum class TriangularBlas { trsm, trmm };
+// One CPU provider call of R in place of x (m x n, leading dimension ldx).
+template <TriangularBlas R, class T>
+void cpu_triangular(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag, std::int64_t m, std::int64_t n,
+                    const T* a, std::int64_t lda, T* x, std::int64_t ldx) {
+  if constexpr (R == TriangularBlas::trsm)
+    cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), a, lda, x, ldx);
+  else
+    cpu::trmm<T>(side, uplo, trans, diag, m, n, T(1), a, lda, x, ldx);
+}
 template <TriangularBlas R, class T>
 void triangular(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag, const Tensor<T>& a,
                 const std::vector<std::int64_t>& aoff, std::int64_t lda, const Tensor<T>& x) {
@@ -223,11 +232,8 @@ void triangular(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag
   each(
       solve ? "solve_triangular" : "triangular_matmul", x.device(), x.shape(),
       [&](std::int64_t b) {
-        const T* ab = ap + aoff[static_cast<std::size_t>(b)];
-        if constexpr (solve)
-          cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), ab, lda, p + b * m * n, ld(m));
-        else
-          cpu::trmm<T>(side, uplo, trans, diag, m, n, T(1), ab, lda, p + b * m * n, ld(m));
+        cpu_triangular<R>(side, uplo, trans, diag, m, n, ap + aoff[static_cast<std::size_t>(b)], lda, p + b * m * n,
+                          ld(m));
       },
       [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
 #if defined(TENAX_HAS_CUDA)

@@ -18,12 +18,7 @@ struct SolveTriangular : TriangularFlags {
   Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& B) const {
     TENAX_CHECK(A.device() == B.device(), name, "inputs are on different devices (", A.device().str(), " and ",
                 B.device().str(), ")");
-    if (B.device().is_cpu())
-      return cpu_forward(
-          name, A, B,
-          [](cpu::Side s, cpu::Uplo u, cpu::Trans t, cpu::Diag d, std::int64_t m, std::int64_t n, const T* a,
-             std::int64_t lda, T* x, std::int64_t ldx) { cpu::trsm<T>(s, u, t, d, m, n, T(1), a, lda, x, ldx); });
-    return forward_generic(A, B);
+    return forward_with<detail::batched::TriangularBlas::trsm>(name, A, B);
   }
   // The device-neutral forward (TriangularFlags::generic_forward with trsm).
   template <class T>

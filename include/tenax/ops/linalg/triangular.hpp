@@ -54,12 +54,18 @@ struct TriangularFlags {
     return conjugate ? conj(detail::apply(adj, A, conj(G))) : detail::apply(adj, A, G);
   }
 
-  // The CPU forward of op(T)^-1 B / op(T) B (left) or B op(T)^-1 / B op(T) (right): B (broadcast)
-  // copied into the result, A copied into scratch when BLAS cannot read its layout, then
-  // blas(side, uplo, trans, diag, m, n, a, lda, x, ldx) per matrix; one kernel, which a prepared
-  // program captures (kernels/capture.hpp).
-  template <class T, class Blas>
-  Tensor<T> cpu_forward(std::string_view name, const Tensor<T>& A, const Tensor<T>& B, Blas blas) const {
+  // The forward of op(T)^-1 B / op(T) B (left) or B op(T)^-1 / B op(T) (right), R the routine
+  // (trsm or trmm): the CPU kernel below on the CPU, the device-neutral forward elsewhere.
+  template <detail::batched::TriangularBlas R, class T>
+  Tensor<T> forward_with(std::string_view name, const Tensor<T>& A, const Tensor<T>& B) const {
+    return B.device().is_cpu() ? cpu_forward<R>(name, A, B) : generic_forward<R>(name, A, B);
+  }
+
+  // The CPU forward: B (broadcast) copied into the result, A copied into scratch when BLAS cannot
+  // read its layout, then R per matrix; one kernel, which a prepared program captures
+  // (kernels/capture.hpp).
+  template <detail::batched::TriangularBlas R, class T>
+  Tensor<T> cpu_forward(std::string_view name, const Tensor<T>& A, const Tensor<T>& B) const {
     const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
     const std::int64_t m = B.shape()[0], n = B.shape()[1];
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(m, n, batch));
@@ -71,14 +77,14 @@ struct TriangularFlags {
                 scratch = a_ok ? detail::ImplPtr() : a.impl(), aoff = detail::batch_offsets(a, batch),
                 lda = std::max<std::int64_t>(1, a.strides()[1]), m, n, side = left ? cpu::Side::Left : cpu::Side::Right,
                 uplo = upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, diag = unit ? cpu::Diag::Unit : cpu::Diag::NonUnit,
-                trans = trans, blas](char* const* p) {
+                trans = trans](char* const* p) {
       copy_b(p[0], p[2]);
       if (scratch) copy_a(static_cast<char*>(scratch->data()), p[1]);
       const T* ap = reinterpret_cast<const T*>(scratch ? static_cast<char*>(scratch->data()) : p[1]);
       T* x = reinterpret_cast<T*>(p[0]);
       for (std::size_t b = 0; b < aoff.size(); ++b)
-        blas(side, uplo, trans, diag, m, n, ap + aoff[b], lda, x + static_cast<std::int64_t>(b) * m * n,
-             std::max<std::int64_t>(1, m));
+        detail::batched::cpu_triangular<R>(side, uplo, trans, diag, m, n, ap + aoff[b], lda,
+                                           x + static_cast<std::int64_t>(b) * m * n, std::max<std::int64_t>(1, m));
     };
     detail::record_kernel(run, X, A, B);
     return X;
