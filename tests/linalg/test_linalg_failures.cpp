@@ -266,6 +266,37 @@ TYPED_TEST(Failures, NonFiniteInputNeverHangs) {
         const auto dv = la::det(A).to_vector();
         EXPECT_TRUE(std::isnan(std::real(dv[b])));
       });
+      // Derivatives through the _ex variants: the failed element's gradient is not finite, the
+      // others' are, and its saved pivots (identity interchanges, getrf never ran) are never
+      // used as row indices out of range (the sanitizer stage of .ci/run checks the reads).
+      const auto grad_fails_alone = [&](const char* what, auto&& loss, const Tensor<T>& at) {
+        SCOPED_TRACE(what);
+        within(10, what, [&] {
+          const Tensor<T> G = tx::grad([&](const Tensor<T>& a) { return tx::real(tx::sum(loss(a))); }, at);
+          EXPECT_FALSE(all_finite(batched ? element(G, 1) : G));
+          if (batched) {
+            EXPECT_TRUE(all_finite(element(G, 0)));
+            EXPECT_TRUE(all_finite(element(G, 2)));
+          }
+          const Tensor<T> dir = Tensor<T>::ones(at.shape());
+          const Tensor<T> J = tx::jvp([&](const Tensor<T>& a) { return loss(a); }, at, dir).second;
+          EXPECT_FALSE(all_finite(J));
+        });
+      };
+      grad_fails_alone(
+          "solve_ex", [&](const Tensor<T>& a) { return la::solve_ex(a, B).first; }, A);
+      grad_fails_alone(
+          "inv_ex", [&](const Tensor<T>& a) { return la::inv_ex(a).first; }, A);
+      grad_fails_alone(
+          "lu_factor_ex", [&](const Tensor<T>& a) { return std::get<0>(la::lu_factor_ex(a)); }, M);
+      grad_fails_alone(
+          "lu_factor_ex + lu_solve",
+          [&](const Tensor<T>& a) {
+            auto [LU, piv, info] = la::lu_factor_ex(a);
+            return la::lu_solve(LU, piv, B, la::Trans::C);
+          },
+          A);
+
       // The gradient path: a recorded input fails the same way.
       expect_nonfinite_error("svdvals", el, [=] { la::svdvals(M.requires_grad()); });
       expect_nonfinite_error("eigvalsh", el, [=] { la::eigvalsh(A.requires_grad()); });
@@ -283,6 +314,27 @@ TYPED_TEST(Failures, NonFiniteInputNeverHangs) {
     expect_nonfinite_error("eigh", nullptr, [=] { la::eigh(Upper, true); });
     expect_nonfinite_error("cholesky", nullptr, [=] { la::cholesky(Upper, true); });
     (void)R(0);
+  }
+}
+
+// Pivots are row indices: lu_solve rejects values outside 1..n before any row is read (a user may
+// pass pivots that lu_factor did not make).
+TYPED_TEST(Failures, LuSolveRejectsPivotsOutOfRange) {
+  using T = TypeParam;
+  const std::int64_t n = 4;
+  const Tensor<T> A = well_conditioned<T>(n, 21), B = Tensor<T>::randn({n, 2}, 22);
+  const auto factors = la::lu_factor(A);
+  const Tensor<T>& LU = factors.first;
+  const Tensor<std::int32_t>& piv = factors.second;
+  for (const std::int32_t bad : {0, -3, 5, 1 << 30}) {
+    SCOPED_TRACE("pivot value " + std::to_string(bad));
+    Tensor<std::int32_t> p = tx::clone(piv);
+    p.mutable_data()[2] = bad;
+    for (const auto trans : {la::Trans::N, la::Trans::C}) {
+      const std::string msg = message_of([&] { la::lu_solve(LU, p, B, trans); });
+      EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
+      EXPECT_HAS(msg, "pivot 2 of matrix 0 is " + std::to_string(bad) + ", outside 1..4");
+    }
   }
 }
 

@@ -153,6 +153,24 @@ void raise_info(std::string_view op, const Tensor<std::int32_t>& info_any, const
 // Info code tenax uses for a non-finite input (checked before LAPACK runs).
 inline constexpr std::int32_t kNonFiniteInfo = -1;
 
+// Pivots of nb matrices (k each) set to no interchange (1, 2, ..., k): what a matrix whose getrf
+// did not run (inf or NaN input) keeps, so that every later use of its pivots stays in range.
+inline void fill_identity_pivots(std::int32_t* pv, std::int64_t k, std::int64_t nb) {
+  for (std::int64_t b = 0; b < nb; ++b)
+    for (std::int64_t i = 0; i < k; ++i) pv[b * k + i] = static_cast<std::int32_t>(i + 1);
+}
+
+// Raises an Error naming op when a pivot of nb matrices (k each, contiguous) is outside 1..m:
+// LAPACK-style pivots from the user are row indices the kernels would read and write.
+inline void check_pivots(std::string_view op, const std::int32_t* pv, std::int64_t k, std::int64_t m, std::int64_t nb) {
+  for (std::int64_t b = 0; b < nb; ++b)
+    for (std::int64_t i = 0; i < k; ++i) {
+      const std::int32_t v = pv[b * k + i];
+      TENAX_CHECK(v >= 1 && v <= m, op, "pivot ", i, " of matrix ", b, " is ", v, ", outside 1..", m,
+                  " (LAPACK's 1-based row interchanges, as lu_factor returns them)");
+    }
+}
+
 // True when a rule's result must itself be differentiable (a backward pass being recorded, or
 // tangents flowing through it): rules then use differentiable public ops instead of reusing
 // saved, non-differentiable factors.

@@ -24,12 +24,12 @@ struct LuFactor {
     for (auto d : detail::mat_batch_shape(A.shape())) ps.push_back(d);
     Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    // One captured kernel: A copied into LU, then getrf per matrix (the pivots of a matrix with
-    // inf or NaN stay 0).
+    // One captured kernel: A copied into LU, then getrf per matrix (a matrix with inf or NaN
+    // keeps identity pivots).
     auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
       copy(p[0], p[3]);
       std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[1]);
-      std::fill(pv, pv + k * nb, 0);
+      detail::fill_identity_pivots(pv, k, nb);
       detail::for_each_matrix(reinterpret_cast<T*>(p[0]), m, n, nb, [&](T* lu, std::int64_t b) {
         std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
         if (!detail::all_finite(lu, m * n))

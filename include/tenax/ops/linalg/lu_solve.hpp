@@ -42,6 +42,7 @@ struct LuSolve {
             reinterpret_cast<const std::int32_t*>(piv_s ? static_cast<char*>(piv_s->data()) : p[2]);
         T* x = reinterpret_cast<T*>(p[0]);
         const std::int64_t ld = std::max<std::int64_t>(1, n);
+        detail::check_pivots(name, ip, n, n, nb);
         for (std::int64_t b = 0; b < nb; ++b)
           cpu::getrs<T>(trans, n, k, l + b * n * n, ld, ip + b * n, x + b * n * k, ld);
       };
@@ -176,6 +177,10 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
   TENAX_CHECK(batch_ok, op, "B's batch shape ", bb, " does not broadcast to LU's batch shape ", lb, " (LU ", LU.shape(),
               ", B ", B.shape(), ", ", dtype_traits<T>::name, ")");
   TENAX_CHECK(pivots.device() == LU.device() && B.device() == LU.device(), op, "inputs on different devices");
+  if (!pivots.device().is_cpu() && pivots.numel() > 0) {  // (the CPU kernel checks them itself)
+    const Tensor<std::int32_t> host = contiguous(pivots).to(Device::cpu());
+    detail::check_pivots(op, host.data(), LU.shape()[0], LU.shape()[0], detail::mat_batch_count(LU.shape()));
+  }
   // This op differentiates with respect to LU for op = N. For op = T or C, when LU may be
   // differentiated, the solve is built from differentiable public ops on LU's triangles instead.
   const bool lu_derivative = (is_grad_enabled() && LU.tracks_grad()) || static_cast<bool>(LU.impl()->tangent);

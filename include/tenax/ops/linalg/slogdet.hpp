@@ -13,11 +13,11 @@ namespace detail {
 // The CPU determinants of nb contiguous n x n matrices overwritten by their LU factors (pivots:
 // n x nb): emit(b, sign, log|det|) per matrix, sign = (pivot parity) * prod(u_ii / |u_ii|) and
 // log|det| = sum(log |u_ii|); 0 and -inf at an exactly zero pivot; NaN and NaN for a matrix with
-// inf or NaN, whose pivots are 0.
+// inf or NaN, whose pivots are the identity's.
 template <class T, class Emit>
 void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t nb, Emit&& emit) {
   using R = real_t<T>;
-  std::fill(piv, piv + n * nb, 0);
+  fill_identity_pivots(piv, n, nb);
   for_each_matrix(lu_all, n, n, nb, [&](T* lu, std::int64_t b) {
     T s(1);
     R l(0);

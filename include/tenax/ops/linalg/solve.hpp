@@ -30,13 +30,13 @@ struct Solve {
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
     // One captured kernel: A copied into LU and B (broadcast) into X, then getrf and getrs per
-    // matrix (the pivots of a matrix with inf or NaN stay 0, its X is NaN).
+    // matrix (a matrix with inf or NaN keeps identity pivots, its X is NaN).
     auto run = [copy_a = detail::copy_to_contiguous(A), copy_b = detail::copy_to_contiguous(expand(B, X.shape())), n, k,
                 nb](char* const* p) {
       copy_a(p[1], p[4]);
       copy_b(p[0], p[5]);
       std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[2]);
-      std::fill(pv, pv + n * nb, 0);
+      detail::fill_identity_pivots(pv, n, nb);
       const std::int64_t ld = std::max<std::int64_t>(1, n);
       detail::for_each_matrix(reinterpret_cast<T*>(p[1]), n, n, nb, [&](T* lu, std::int64_t b) {
         std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[3])[b];
