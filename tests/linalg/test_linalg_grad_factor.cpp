@@ -76,6 +76,10 @@ TYPED_TEST(LinalgGradFactor, LuLAndU) {
   using T = TypeParam;
   auto fL = [](const auto& A) { return std::get<1>(la::lu(A)); };
   auto fU = [](const auto& A) { return std::get<2>(la::lu(A)); };
+  auto fLU = [](const auto& A) {
+    const auto f = la::lu(A);
+    return tx::matmul(std::get<1>(f), std::get<2>(f));
+  };
   std::uint64_t seed = 310;
   for (auto [m, n] : kShapes) {
     SCOPED_TRACE(shape_name(m, n));
@@ -84,6 +88,13 @@ TYPED_TEST(LinalgGradFactor, LuLAndU) {
     expect_close("P L U = A", values(tx::matmul(P, tx::matmul(L, U))), values(A), 1e-14);
     TENAX_CHECK_GRADS(fL, A);
     TENAX_CHECK_GRADS(fU, A);
+    // Both cotangents at once (L U = P^T A), and P carries no gradient.
+    TENAX_CHECK_GRADS(fLU, A);
+    const auto [Pg, Lg, Ug] = la::lu(A.requires_grad());
+    EXPECT_FALSE(Pg.tracks_grad());
+    EXPECT_TRUE(Lg.tracks_grad());
+    EXPECT_TRUE(Ug.tracks_grad());
+    EXPECT_EQ(Pg.to_vector(), P.to_vector());
   }
 }
 

@@ -1,5 +1,8 @@
 #pragma once
 // lu_factor (packed LU and LAPACK pivots), lu (P, L, U), for square, tall and wide matrices.
+#include <algorithm>
+#include <vector>
+
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/permute_rows.hpp"
@@ -49,95 +52,248 @@ struct LuFactor {
   }
 
   // A = P L U, L unit lower (m x k), U upper (k x n), k = min(m, n); P is locally constant.
-  // With X = P^T dA (square case):
-  //   C = L^-1 X U^-1;  dL = L tril(C, -1);  dU = triu(C) U;  dLU = dL + dU
-  //   gA = P L^-H [tril(L^H gL, -1) + triu(gU U^H)] U^-H,  gL = tril(gLU, -1), gU = triu(gLU)
-  // Wide (m < n, U = [U1 U2]):  C = L^-1 X1 U1^-1;  dU2 = L^-1 X2 - tril(C, -1) U2
-  //   gA = P L^-H [ (tril(L^H gL - gU2 U2^H, -1) + triu(gU1 U1^H)) U1^-H ,  gU2 ]
-  // Tall (m > n, L = [L1; L2]):  C = L1^-1 X1 U^-1;  dL2 = X2 U^-1 - L2 triu(C)
-  //   P^T gA = [ L1^-H (tril(L1^H gL1, -1) + triu(gU U^H - L2^H gL2)) U^-H ;  gL2 U^-H ]
-  // (MATH.md section 3.) U (U1) must be nonsingular.
+  // The rules are LuRules's, with L and U read from the packed LU.
+  template <class C>
+  auto jvp(const C& c) const;
+  template <class C>
+  auto vjp(const C& c) const;
+};
+
+// The derivative rules of A = P L U (MATH.md section 3), shared by lu_factor (packed LU) and lu
+// (P, L, U). With k = min(m, n), the factors in blocks:
+//   L = [L1; L2] (L1 k x k unit lower, L2 (m - k) x k, tall only),
+//   U = [U1, U2] (U1 k x k upper, U2 k x (n - k), wide only).
+// L1 and U1 are only read through triangle-aware ops (unit-lower / upper trmm and trsm), so the
+// packed LU's k x k block serves as both.
+// Tangents, with X = P^T dA = [X11 X12; X21 .]:
+//   C = L1^-1 X11 U1^-1;  dL1 = L1 tril(C, -1);  dU1 = triu(C) U1
+//   dU2 = L1^-1 X12 - tril(C, -1) U2 (wide);  dL2 = X21 U1^-1 - L2 triu(C) (tall)
+// Cotangents (gL = [gL1; gL2], gU = [gU1, gU2]; undefined = zero):
+//   M = tril(L1^H gL1 - gU2 U2^H, -1) + triu(gU1 U1^H - L2^H gL2)
+//   P^T gA = [L1^-H M U1^-H,  L1^-H gU2] (wide) or [L1^-H M U1^-H;  gL2 U1^-H] (tall)
+// tril(L1^H gL1, -1) reads only gL1's strictly lower part and triu(gU1 U1^H) only gU1's upper
+// part, so gL1 and gU1 may be the same full block (lu_factor's cotangent) without masking.
+template <class T>
+struct LuRules {
+  Tensor<T> L1, U1, L2, U2;  // L2 / U2 undefined unless tall / wide
+
+  // From the packed LU (m x n).
+  static LuRules packed(const Tensor<T>& LU) {
+    const std::int64_t m = LU.shape()[0], n = LU.shape()[1], k = std::min(m, n);
+    const Tensor<T> block = m == n ? LU : slice(slice(LU, 0, 0, k), 1, 0, k);
+    return {block, block, m > k ? slice(LU, 0, k, m) : Tensor<T>(), n > k ? slice(LU, 1, k, n) : Tensor<T>()};
+  }
+  // From L (m x k) and U (k x n).
+  static LuRules unpacked(const Tensor<T>& L, const Tensor<T>& U) {
+    const std::int64_t m = L.shape()[0], k = L.shape()[1], n = U.shape()[1];
+    return {m > k ? slice(L, 0, 0, k) : L, n > k ? slice(U, 1, 0, k) : U, m > k ? slice(L, 0, k, m) : Tensor<T>(),
+            n > k ? slice(U, 1, k, n) : Tensor<T>()};
+  }
+
+  struct Tangents {
+    Tensor<T> dL1, dU1, dL2, dU2;  // dL2 / dU2 undefined unless tall / wide
+  };
+  Tangents tangents(const Tensor<T>& X) const {
+    const std::int64_t m = X.shape()[0], n = X.shape()[1], k = std::min(m, n);
+    const bool square = m == n;
+    const Tensor<T> X11 = square ? X : slice(slice(X, 0, 0, k), 1, 0, k);
+    const Tensor<T> Cm = lsolve(L1, rsolve_upper(U1, X11));
+    const Tensor<T> low = tril(Cm, -1), up = triu(Cm);
+    Tangents t{linalg::triangular_matmul(L1, low, false, true, true), linalg::triangular_matmul(U1, up, true, false),
+               Tensor<T>(), Tensor<T>()};
+    if (U2.defined()) t.dU2 = sub(lsolve(L1, slice(X, 1, k, n)), matmul(low, U2));
+    if (L2.defined()) t.dL2 = sub(rsolve_upper(U1, slice(X, 0, k, m)), matmul(L2, up));
+    return t;
+  }
+
+  // P^T gA (m x n).
+  Tensor<T> cotangent(const Tensor<T>& gL1, const Tensor<T>& gU1, const Tensor<T>& gL2, const Tensor<T>& gU2) const {
+    const std::int64_t k = L1.shape()[0];
+    Tensor<T> low, up;
+    if (gL1.defined()) low = linalg::triangular_matmul(L1, gL1, false, true, true, cpu::Trans::C);
+    if (U2.defined() && gU2.defined()) low = minus(low, matmul(gU2, U2.mH()));
+    if (gU1.defined()) up = linalg::triangular_matmul(U1, gU1, true, false, false, cpu::Trans::C);
+    if (L2.defined() && gL2.defined()) up = minus(up, matmul(L2.mH(), gL2));
+    Tensor<T> M;
+    if (low.defined()) M = tril(low, -1);
+    if (up.defined()) M = M.defined() ? add(M, triu(up)) : triu(up);
+    if (!M.defined()) M = Tensor<T>::zeros(detail::with_batch(k, k, detail::mat_batch_shape(L1.shape())), L1.device());
+    Tensor<T> top = lsolve_h(L1, rsolve_upper_h(U1, M));
+    if (U2.defined()) return concat<T>({top, gU2.defined() ? lsolve_h(L1, gU2) : zeros_like_block(U2)}, 1);
+    if (L2.defined()) return concat<T>({top, gL2.defined() ? rsolve_upper_h(U1, gL2) : zeros_like_block(L2)}, 0);
+    return top;
+  }
+
+ private:
+  static Tensor<T> minus(const Tensor<T>& a, const Tensor<T>& b) { return a.defined() ? sub(a, b) : neg(b); }
+  static Tensor<T> zeros_like_block(const Tensor<T>& x) { return Tensor<T>::zeros(x.shape(), x.device()); }
+  static Tensor<T> lsolve(const Tensor<T>& L, const Tensor<T>& B) {  // L^-1 B, L unit lower
+    return linalg::solve_triangular(L, B, false, true, true);
+  }
+  static Tensor<T> lsolve_h(const Tensor<T>& L, const Tensor<T>& B) {  // L^-H B
+    return linalg::solve_triangular(L, B, false, true, true, cpu::Trans::C);
+  }
+  static Tensor<T> rsolve_upper(const Tensor<T>& U, const Tensor<T>& B) {  // B U^-1
+    return linalg::solve_triangular(U, B, true, false);
+  }
+  static Tensor<T> rsolve_upper_h(const Tensor<T>& U, const Tensor<T>& B) {  // B U^-H
+    return linalg::solve_triangular(U, B, true, false, false, cpu::Trans::C);
+  }
+};
+
+template <class C>
+auto LuFactor::jvp(const C& c) const {
+  using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+  const Tensor<T>& LU = c.y0();
+  const std::int64_t m = LU.shape()[0];
+  const auto t =
+      LuRules<T>::packed(LU).tangents(detail::permute_rows(c.dx0(), detail::pivots_to_permutation(c.y1(), m)));
+  Tensor<T> dLU = add(t.dL1, t.dU1);
+  if (t.dU2.defined()) dLU = concat<T>({dLU, t.dU2}, 1);
+  if (t.dL2.defined()) dLU = concat<T>({dLU, t.dL2}, 0);
+  return std::tuple{dLU, Tensor<std::int32_t>(), Tensor<std::int32_t>()};
+}
+
+template <class C>
+auto LuFactor::vjp(const C& c) const {
+  using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+  const Tensor<T>&LU = c.y0(), &g = c.gy0();
+  const std::int64_t m = LU.shape()[0], n = LU.shape()[1], k = std::min(m, n);
+  const Tensor<T> g1 = m == n ? g : slice(slice(g, 0, 0, k), 1, 0, k);
+  const Tensor<T> PtgA = LuRules<T>::packed(LU).cotangent(g1, g1, m > k ? slice(g, 0, k, m) : Tensor<T>(),
+                                                          n > k ? slice(g, 1, k, n) : Tensor<T>());
+  return detail::permute_rows(PtgA, detail::inverse_permutation(detail::pivots_to_permutation(c.y1(), m)));
+}
+
+// Outputs P (m x m), L (m x k), U (k x n), and the pivots and info, which linalg::lu does not
+// return. One op instead of lu_factor followed by unpacking ops: its forward writes the three
+// factors in one kernel, and its rules take L's and U's cotangents directly.
+struct Lu {
+  static constexpr const char* name = "lu";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
+  static constexpr bool saves_outputs = true;
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(
+      const Tensor<T>& A) const {
+    if (!A.device().is_cpu()) return forward_generic(A);
+    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n), nb = detail::mat_batch_count(A.shape());
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    Tensor<T> P = Tensor<T>::empty(detail::with_batch(m, m, batch));
+    Tensor<T> L = Tensor<T>::empty(detail::with_batch(m, k, batch));
+    Tensor<T> U = Tensor<T>::empty(detail::with_batch(k, n, batch));
+    Shape ps{k};
+    for (auto d : batch) ps.push_back(d);
+    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
+    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
+    // One captured kernel: A copied into whichever of L (m >= n) or U (m < n) has its shape, getrf
+    // there in place (a matrix with inf or NaN keeps identity pivots), then the other triangle
+    // moved out and P written from the pivots.
+    auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
+      const bool tall = m >= n;
+      T* const Pp = reinterpret_cast<T*>(p[0]);
+      T* const Lp = reinterpret_cast<T*>(p[1]);
+      T* const Up = reinterpret_cast<T*>(p[2]);
+      std::int32_t* const pv = reinterpret_cast<std::int32_t*>(p[3]);
+      std::int32_t* const inf = reinterpret_cast<std::int32_t*>(p[4]);
+      copy(reinterpret_cast<char*>(tall ? Lp : Up), p[5]);
+      detail::fill_identity_pivots(pv, k, nb);
+      std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
+      detail::for_each_matrix(tall ? Lp : Up, m, n, nb, [&](T* lu, std::int64_t b) {
+        inf[b] = detail::all_finite(lu, m * n) ? cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k)
+                                               : detail::kNonFiniteInfo;
+        T* l = Lp + b * m * k;
+        T* u = Up + b * k * n;
+        for (std::int64_t j = 0; j < k; ++j) {  // the k x k block: split into L's and U's triangles
+          for (std::int64_t i = 0; i < j; ++i) {
+            if (tall) u[i + j * k] = l[i + j * m];
+            l[i + j * m] = T(0);
+          }
+          if (tall) u[j + j * k] = l[j + j * m];
+          l[j + j * m] = T(1);
+          for (std::int64_t i = j + 1; i < k; ++i) {
+            if (!tall) l[i + j * m] = u[i + j * k];
+            u[i + j * k] = T(0);
+          }
+        }
+        // P[perm[i], i] = 1 with (P^T A)[i, :] = A[perm[i], :].
+        T* q = Pp + b * m * m;
+        std::fill(q, q + m * m, T(0));
+        for (std::int64_t i = 0; i < m; ++i) perm[static_cast<std::size_t>(i)] = i;
+        for (std::int64_t i = 0; i < k; ++i) std::swap(perm[static_cast<std::size_t>(i)], perm[pv[b * k + i] - 1]);
+        for (std::int64_t i = 0; i < m; ++i) q[perm[static_cast<std::size_t>(i)] + i * m] = T(1);
+      });
+    };
+    detail::record_kernel_n(run, {P.impl().get(), L.impl().get(), U.impl().get(), piv.impl().get(), info.impl().get()},
+                            {A.impl().get()});
+    return {P, L, U, piv, info};
+  }
+  // The same on any device: getrf, then tensor ops.
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward_generic(
+      const Tensor<T>& A) const {
+    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    const Device dev = A.device();
+    auto [LU, piv, info] = detail::batched::lu_of(A);
+    if (LU.numel() > 0) info = detail::with_nonfinite(info, A);
+    Tensor<T> L = add(tril(slice(LU, 1, 0, k), -1), expand(Tensor<T>::eye(m, k, dev), detail::with_batch(m, k, batch)));
+    Tensor<T> U = triu(slice(LU, 0, 0, k));
+    // P[perm[i], i] = 1: the transpose of the identity's rows gathered by perm.
+    Tensor<T> P = contiguous(detail::permute_rows(expand(Tensor<T>::eye(m, m, dev), detail::with_batch(m, m, batch)),
+                                                  detail::pivots_to_permutation(piv, m))
+                                 .mT());
+    return {P, L, U, piv, info};
+  }
+
+  // LuRules with L and U; P is locally constant (its cotangent is dropped).
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
-    const Tensor<T>& LU = c.y0();
-    const std::int64_t m = LU.shape()[0], n = LU.shape()[1];
-    const Tensor<T> X = detail::permute_rows(c.dx0(), detail::pivots_to_permutation(c.y1(), m));
-    Tensor<T> dLU;
-    if (m == n) {  // L and U read from the packed LU (triangular solves and products)
-      auto Cm = lsolve(LU, rsolve_upper(LU, X));
-      dLU = add(linalg::triangular_matmul(LU, tril(Cm, -1), false, true, true),
-                linalg::triangular_matmul(LU, triu(Cm), true, false));
-    } else if (m < n) {
-      auto L = unit_lower(slice(LU, 1, 0, m), m), U = triu(LU);
-      auto U1 = slice(U, 1, 0, m), U2 = slice(U, 1, m, n);
-      auto Cm = lsolve(L, rsolve_upper(U1, slice(X, 1, 0, m)));
-      auto left = add(matmul(L, tril(Cm, -1)), matmul(triu(Cm), U1));
-      auto right = sub(lsolve(L, slice(X, 1, m, n)), matmul(tril(Cm, -1), U2));
-      dLU = concat<T>({left, right}, 1);
-    } else {
-      auto U = triu(slice(LU, 0, 0, n));
-      auto L1 = unit_lower(slice(LU, 0, 0, n), n), L2 = slice(LU, 0, n, m);
-      auto Cm = lsolve(L1, rsolve_upper(U, slice(X, 0, 0, n)));
-      auto top = add(matmul(L1, tril(Cm, -1)), matmul(triu(Cm), U));
-      auto bottom = sub(rsolve_upper(U, slice(X, 0, n, m)), matmul(L2, triu(Cm)));
-      dLU = concat<T>({top, bottom}, 0);
-    }
-    return std::tuple{dLU, Tensor<std::int32_t>(), Tensor<std::int32_t>()};
+    const Tensor<T>&L = c.y1(), &U = c.y2();
+    const std::int64_t m = L.shape()[0];
+    const auto t = LuRules<T>::unpacked(L, U).tangents(
+        detail::permute_rows(c.dx0(), detail::pivots_to_permutation(c.template y<3>(), m)));
+    Tensor<T> dL = t.dL2.defined() ? concat<T>(std::vector<Tensor<T>>{t.dL1, t.dL2}, 0) : t.dL1;
+    Tensor<T> dU = t.dU2.defined() ? concat<T>(std::vector<Tensor<T>>{t.dU1, t.dU2}, 1) : t.dU1;
+    return std::tuple{Tensor<T>(), dL, dU, Tensor<std::int32_t>(), Tensor<std::int32_t>()};
   }
   template <class C>
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
-    const Tensor<T>&LU = c.y0(), &g = c.gy0();
-    const std::int64_t m = LU.shape()[0], n = LU.shape()[1];
-    Tensor<T> PtgA;
-    if (m == n) {  // L and U read from the packed LU (triangular products and solves)
-      auto M = add(tril(linalg::triangular_matmul(LU, tril(g, -1), false, true, true, cpu::Trans::C), -1),
-                   triu(linalg::triangular_matmul(LU, triu(g), true, false, false, cpu::Trans::C)));
-      PtgA = lsolve_h(LU, rsolve_upper_h(LU, M));
-    } else if (m < n) {
-      auto L = unit_lower(slice(LU, 1, 0, m), m), U = triu(LU);
-      auto U1 = slice(U, 1, 0, m), U2 = slice(U, 1, m, n);
-      auto g1 = slice(g, 1, 0, m), gU2 = slice(g, 1, m, n);
-      auto M = add(tril(sub(matmul(L.mH(), tril(g1, -1)), matmul(gU2, U2.mH())), -1), triu(matmul(triu(g1), U1.mH())));
-      PtgA = concat<T>({lsolve_h(L, rsolve_upper_h(U1, M)), lsolve_h(L, gU2)}, 1);
-    } else {
-      auto U = triu(slice(LU, 0, 0, n));
-      auto L1 = unit_lower(slice(LU, 0, 0, n), n), L2 = slice(LU, 0, n, m);
-      auto g1 = slice(g, 0, 0, n), gL2 = slice(g, 0, n, m);
-      auto M = add(tril(matmul(L1.mH(), tril(g1, -1)), -1), triu(sub(matmul(triu(g1), U.mH()), matmul(L2.mH(), gL2))));
-      PtgA = concat<T>({lsolve_h(L1, rsolve_upper_h(U, M)), rsolve_upper_h(U, gL2)}, 0);
-    }
-    auto inv = detail::inverse_permutation(detail::pivots_to_permutation(c.y1(), m));
-    return detail::permute_rows(PtgA, inv);
-  }
-
- private:
-  template <class T>
-  static Tensor<T> unit_lower(const Tensor<T>& sq, std::int64_t k) {
-    return add(tril(sq, -1), detail::batch_eye<T>(k, detail::mat_batch_shape(sq.shape()), sq.device()));
-  }
-  template <class T>
-  static Tensor<T> lsolve(const Tensor<T>& L, const Tensor<T>& B) {  // L^-1 B, L unit lower
-    return linalg::solve_triangular(L, B, false, true, true);
-  }
-  template <class T>
-  static Tensor<T> lsolve_h(const Tensor<T>& L, const Tensor<T>& B) {  // L^-H B
-    return linalg::solve_triangular(L, B, false, true, true, cpu::Trans::C);
-  }
-  template <class T>
-  static Tensor<T> rsolve_upper(const Tensor<T>& U, const Tensor<T>& B) {  // B U^-1
-    return linalg::solve_triangular(U, B, true, false);
-  }
-  template <class T>
-  static Tensor<T> rsolve_upper_h(const Tensor<T>& U, const Tensor<T>& B) {  // B U^-H
-    return linalg::solve_triangular(U, B, true, false, false, cpu::Trans::C);
+    const Tensor<T>&L = c.y1(), &U = c.y2(), &gL = c.gy1(), &gU = c.gy2();
+    const std::int64_t m = L.shape()[0], k = L.shape()[1], n = U.shape()[1];
+    if (!gL.defined() && !gU.defined()) return Tensor<T>();
+    const auto block = [](const Tensor<T>& g, int dim, std::int64_t from, std::int64_t to, std::int64_t size) {
+      if (!g.defined() || from >= to) return Tensor<T>();
+      return from == 0 && to == size ? g : slice(g, dim, from, to);
+    };
+    const Tensor<T> PtgA = LuRules<T>::unpacked(L, U).cotangent(block(gL, 0, 0, k, m), block(gU, 1, 0, k, n),
+                                                                block(gL, 0, k, m, m), block(gU, 1, k, n, n));
+    return detail::permute_rows(PtgA, detail::inverse_permutation(detail::pivots_to_permutation(c.template y<3>(), m)));
   }
 };
 
 }  // namespace ops
 
 namespace linalg {
+namespace detail_lu {
+
+// A LinAlgError for the first matrix with inf or NaN (a zero pivot is not an error: the
+// factorization is complete, and lu_factor_ex reports it).
+inline void raise_nonfinite(const char* op, const Tensor<std::int32_t>& info_any, const Shape& input_shape) {
+  const Tensor<std::int32_t> info = info_any.device().is_cpu() ? info_any : info_any.to(Device::cpu());
+  for (std::int64_t b = 0; b < info.numel(); ++b) {
+    if (info.data()[b] == detail::kNonFiniteInfo) {
+      std::ostringstream o;
+      o << '[' << op << "] the input contains inf or NaN" << detail::batch_index(input_shape, b) << " (input shape "
+        << input_shape << ")";
+      throw LinAlgError(o.str());
+    }
+  }
+}
+
+}  // namespace detail_lu
 
 // Packed LU factorization with partial pivoting: (LU, pivots, info). info per matrix: 0, or k > 0
 // when U(k, k) is exactly zero (the factorization is still complete), or -1 for non-finite input.
@@ -151,34 +307,20 @@ std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_factor_ex(c
 // factorizes (U then has a zero pivot, which lu_factor_ex reports).
 template <Floating T>
 std::pair<Tensor<T>, Tensor<std::int32_t>> lu_factor(const Tensor<T>& A) {
-  auto [LU, piv, info_any] = lu_factor_ex(A);
-  const Tensor<std::int32_t> info = info_any.to(Device::cpu());
-  for (std::int64_t b = 0; b < info.numel(); ++b) {
-    if (info.data()[b] == detail::kNonFiniteInfo) {
-      std::ostringstream o;
-      o << "[lu_factor] the input contains inf or NaN" << detail::batch_index(A.shape(), b) << " (input shape "
-        << A.shape() << ")";
-      throw LinAlgError(o.str());
-    }
-  }
+  auto [LU, piv, info] = lu_factor_ex(A);
+  detail_lu::raise_nonfinite("lu_factor", info, A.shape());
   return {LU, piv};
 }
 
 // A = P L U: P (m x m permutation), L (m x k unit lower), U (k x n upper), k = min(m, n).
-// Differentiable through L and U (P is locally constant).
+// Differentiable through L and U (P is locally constant and returned without a gradient); throws
+// LinAlgError for non-finite input.
 template <Floating T>
 std::tuple<Tensor<T>, Tensor<T>, Tensor<T>> lu(const Tensor<T>& A) {
-  auto [LU, piv] = lu_factor(A);
-  const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
-  const Shape batch = detail::mat_batch_shape(A.shape());
-  const Device dev = A.device();
-  Tensor<T> L = add(tril(slice(LU, 1, 0, k), -1), expand(Tensor<T>::eye(m, k, dev), detail::with_batch(m, k, batch)));
-  Tensor<T> U = triu(slice(LU, 0, 0, k));
-  // P[perm[i], i] = 1: the transpose of the identity's rows gathered by perm.
-  const auto perm = detail::pivots_to_permutation(piv, m);
-  Tensor<T> P =
-      contiguous(detail::permute_rows(expand(Tensor<T>::eye(m, m, dev), detail::with_batch(m, m, batch)), perm).mT());
-  return {P, L, U};
+  detail::check_matrix("lu", A);
+  auto [P, L, U, piv, info] = detail::apply(ops::Lu{}, A);
+  detail_lu::raise_nonfinite("lu", info, A.shape());
+  return {P.detach(), L, U};
 }
 
 }  // namespace linalg
