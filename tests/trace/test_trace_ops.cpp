@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <complex>
+#include <functional>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "tenax/tenax.hpp"
 #include "trace/trace_support.hpp"
@@ -177,6 +180,36 @@ TEST(TraceTransforms, Composed) {
   };
   const auto g2 = tx::grad(tx::trace(s, x0));
   expect_bitwise(tx::compile(g2)(x1), tx::grad(s, x1), "grad(grad)");
+}
+
+TEST(TraceTransforms, ComposedThroughLinalgRules) {
+  // jvp(grad(graph)) = H v for functions whose first-order rules take shortcuts (solve's backward
+  // reuses the saved LU; eigh's and svd's tangents skip the vectors): the outer transform
+  // re-derives the inner one from the original graph, so it equals the eager hvp.
+  const auto W = Tensor<double>::randn({3, 3}, 11);
+  const auto B = Tensor<double>::randn({3, 2}, 12);
+  const std::vector<std::pair<std::string, std::function<Tensor<double>(const Tensor<double>&)>>> cases = {
+      {"solve", [B](const Tensor<double>& a) { return tx::sum(tx::square(la::solve(a, B))); }},
+      {"inv", [W](const Tensor<double>& a) { return tx::sum(la::inv(a) * W); }},
+      {"det", [](const Tensor<double>& a) { return la::det(a); }},
+      {"slogdet", [](const Tensor<double>& a) { return std::get<1>(la::slogdet(a)); }},
+      {"eigvalsh", [](const Tensor<double>& a) { return tx::sum(tx::square(la::eigvalsh(a + a.mT()))); }},
+      {"eigh", [W](const Tensor<double>& a) { return tx::sum(tx::square(la::eigh(a + a.mT()).second) * W); }},
+      {"svdvals", [](const Tensor<double>& a) { return tx::sum(tx::square(la::svdvals(a))); }},
+      {"lu", [W](const Tensor<double>& a) { return tx::sum(std::get<1>(la::lu(a)) * W); }},
+      {"qr R", [W](const Tensor<double>& a) { return tx::sum(la::qr(a, la::QrMode::R).second * W); }},
+  };
+  const auto A0 = well<double>(3, 1), A1 = well<double>(3, 3), v = Tensor<double>::randn({3, 3}, 13);
+  for (const auto& [name, f] : cases) {
+    SCOPED_TRACE(name);
+    const auto g = tx::trace(f, A0);
+    expect_bitwise(tx::compile(tx::grad(g))(A1), tx::grad(f, A1), name + " grad(graph)");
+    expect_bitwise(std::get<1>(tx::compile(tx::jvp(g))(A1, v)), tx::jvp(f, A1, v).second, name + " jvp(graph)");
+    const auto hv = tx::compile(tx::jvp(tx::grad(g)));
+    expect_bitwise(std::get<1>(hv(A1, v)), tx::hvp(f, A1, v), name + " jvp(grad(graph))");
+    // The derived graph called directly gives its graph's values.
+    expect_bitwise(tx::grad(g)(A1), tx::compile(tx::grad(g))(A1), name + " grad(graph) called");
+  }
 }
 
 }  // namespace

@@ -94,10 +94,18 @@ void check_signature(const ir::Graph& g, std::size_t k, const Tensor<T>& x, cons
 
 // A traced function: its graph and the example inputs it was traced at. Calling it re-executes
 // the graph through apply (differentiable, and traceable again).
+//
+// A graph made by a graph transform (grad(g), jvp(g), ...) also keeps its source: that transform
+// applied to g. Calling it runs the source (the eager transform over g's re-execution, which is
+// what its graph recorded, so the values are the same), so that a further transform differentiates
+// the original computation: rules that took a first-order shortcut while the inner transform was
+// traced (solve's backward reusing the saved LU factors, for example) are taken again with their
+// higher-order forms where the outer transform needs them.
 template <class R, class... T>
 class Traced {
  public:
   using result_type = R;
+  using Source = std::function<R(const Tensor<T>&...)>;
   Traced(ir::Graph g, std::tuple<Tensor<T>...> examples) : graph_(std::move(g)), examples_(std::move(examples)) {}
 
   const ir::Graph& graph() const { return graph_; }
@@ -107,6 +115,7 @@ class Traced {
   R operator()(const Tensor<T>&... x) const {
     std::size_t k = 0;
     (detail::check_signature(graph_, k++, x, "traced"), ...);
+    if (source_) return source_(x...);
     std::vector<detail::ImplPtr> env(graph_.values.size());
     k = 0;
     ((env[static_cast<std::size_t>(graph_.inputs[k++])] = x.impl()), ...);
@@ -119,9 +128,24 @@ class Traced {
     return detail::Structure<R>::unflatten(p);
   }
 
+  // This graph with a source (see above).
+  Traced with_source(Source source) && {
+    source_ = std::move(source);
+    return std::move(*this);
+  }
+
+  // The graph of `transform` applied to this graph, with that transform as its source.
+  template <class F>
+  auto derive(F transform) const {
+    auto self = std::make_shared<const Traced>(*this);
+    auto source = [self, transform](const auto&... x) { return transform(*self, x...); };
+    return std::apply([&](const auto&... ex) { return trace(source, ex...).with_source(source); }, examples_);
+  }
+
  private:
   ir::Graph graph_;
   std::tuple<Tensor<T>...> examples_;
+  Source source_;
 };
 
 // Traces f at the example inputs x (their dtypes, shapes and devices; values are used to run f).
@@ -185,33 +209,33 @@ requires(sizeof...(T) > 0) auto compile(F&& f, const Tensor<T>&... x) {
 
 template <class R, Floating... T>
 auto value_and_grad(const Traced<R, T...>& g) {
-  return std::apply(
-      [&](const auto&... ex) { return trace([&](const Tensor<T>&... x) { return value_and_grad(g, x...); }, ex...); },
-      g.examples());
+  return g.derive([](const auto& s, const auto&... x) { return value_and_grad(s, x...); });
 }
 
 template <class R, Floating... T>
 auto grad(const Traced<R, T...>& g) {
-  return std::apply(
-      [&](const auto&... ex) { return trace([&](const Tensor<T>&... x) { return grad(g, x...); }, ex...); },
-      g.examples());
+  return g.derive([](const auto& s, const auto&... x) { return grad(s, x...); });
 }
 
 // (x, dx) -> (f(x), J dx), for a function of one input with one tensor output.
 template <class U, Floating T>
 auto jvp(const Traced<Tensor<U>, T>& g) {
+  using G = Traced<Tensor<U>, T>;
+  auto self = std::make_shared<const G>(g);
+  auto source = [self](const Tensor<T>& xi, const Tensor<T>& dx) { return jvp(*self, xi, dx); };
   const Tensor<T>& x = std::get<0>(g.examples());
-  return trace([&](const Tensor<T>& xi, const Tensor<T>& dx) { return jvp(g, xi, dx); }, x,
-               Tensor<T>::ones(x.shape(), x.device()));
+  return trace(source, x, Tensor<T>::ones(x.shape(), x.device())).with_source(source);
 }
 
 // (x, gy) -> the cotangent of x, for a function of one input with one tensor output.
 template <class U, Floating T>
 auto vjp(const Traced<Tensor<U>, T>& g) {
+  using G = Traced<Tensor<U>, T>;
+  auto self = std::make_shared<const G>(g);
+  auto source = [self](const Tensor<T>& xi, const Tensor<U>& gy) { return vjp(*self, xi).second(gy); };
   const Tensor<T>& x = std::get<0>(g.examples());
   const ir::ValueInfo& y = g.graph().values[static_cast<std::size_t>(g.graph().outputs[0])];
-  return trace([&](const Tensor<T>& xi, const Tensor<U>& gy) { return vjp(g, xi).second(gy); }, x,
-               Tensor<U>::ones(y.shape, y.device));
+  return trace(source, x, Tensor<U>::ones(y.shape, y.device)).with_source(source);
 }
 
 // f compiled once per input signature (dtypes, shapes, devices): the first call with a new

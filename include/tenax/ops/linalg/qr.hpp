@@ -23,6 +23,13 @@ struct Qr {
   bool complete;       // Q is m x m and R is m x n
   bool compute_q;      // false only for R-only mode when no derivative can be needed
   bool positive_diag;  // normalise so that R's diagonal is >= 0 (Q <- Q D, R <- D R)
+  // The variant to run when a derivative is needed (re-executing a traced R-only qr under AD):
+  // the rules read Q.
+  Qr for_derivatives() const {
+    Qr o = *this;
+    o.compute_q = true;
+    return o;
+  }
 
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>> forward(const Tensor<T>& A) const {
@@ -137,7 +144,7 @@ struct Qr {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&Q = c.y0(), &R = c.y1(), &dA = c.dx0();
     const std::int64_t m = dA.shape()[0], n = dA.shape()[1];
-    check_differentiable(m, n);
+    check_differentiable(Q, m, n);
     if (m >= n) {
       auto dX = linalg::solve_triangular(R, dA, true, false);
       auto M = matmul(Q.mH(), dX);
@@ -156,7 +163,7 @@ struct Qr {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&Q = c.y0(), &R = c.y1(), &gQ = c.gy0(), &gR = c.gy1();
     const std::int64_t m = c.x0().shape()[0], n = c.x0().shape()[1];
-    check_differentiable(m, n);
+    check_differentiable(Q, m, n);
     if (m >= n) {
       Tensor<T> W;
       if (gR.defined()) W = linalg::triangular_matmul(R, gR.mH(), true);
@@ -180,7 +187,9 @@ struct Qr {
   }
 
  private:
-  void check_differentiable(std::int64_t m, std::int64_t n) const {
+  template <class T>
+  void check_differentiable(const Tensor<T>& Q, std::int64_t m, std::int64_t n) const {
+    TENAX_CHECK(Q.defined(), name, "internal error: a derivative rule ran without Q (compute_q = false)");
     TENAX_CHECK(!(complete && m > n), name,
                 "complete mode with m > n is not differentiable (the extra columns of Q are not unique); use "
                 "the reduced mode");
