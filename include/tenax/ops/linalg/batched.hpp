@@ -248,18 +248,33 @@ void triangular(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag
       });
 }
 
-// getrf of a copy of A (m x n x batch) on A's device: (LU, pivots min(m, n) x batch, info).
+// getrf of a copy of A (m x n x batch) on A's device: (LU, pivots min(m, n) x batch, info). As
+// the CPU kernels: a matrix with inf or NaN has info kNonFiniteInfo, NaN factors and identity
+// pivots (mark_nonfinite_lu).
 template <class T>
 std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_of(const Tensor<T>& A) {
   const Device dev = A.device();
   const Shape batch = mat_batch_shape(A.shape());
   Tensor<T> LU = work_copy(A);
-  Shape ps{std::min(A.shape()[0], A.shape()[1])};
+  const std::int64_t k = std::min(A.shape()[0], A.shape()[1]);
+  Shape ps{k};
   for (auto d : batch) ps.push_back(d);
   Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps, dev);
   Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
-  if (LU.numel() > 0) getrf(LU, piv, info);
-  return {LU, piv, info};
+  if (LU.numel() == 0) return {LU, piv, info};
+  getrf(LU, piv, info);
+  info = with_nonfinite(info, A);
+  Shape s1{1, 1}, p1{1};
+  for (auto d : batch) {
+    s1.push_back(d);
+    p1.push_back(d);
+  }
+  const Tensor<bool> bad = eq(info, Tensor<std::int32_t>::scalar(kNonFiniteInfo, dev));
+  LU = where(reshape(bad, s1), Tensor<T>::scalar(T(std::numeric_limits<real_t<T>>::quiet_NaN()), dev), LU);
+  std::vector<std::int32_t> one_based(static_cast<std::size_t>(k));
+  for (std::int64_t i = 0; i < k; ++i) one_based[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i + 1);
+  piv = where(reshape(bad, p1), Tensor<std::int32_t>::from_row_major(Shape{k}, one_based, dev), piv);
+  return {contiguous(LU), contiguous(piv), info};
 }
 
 }  // namespace tenax::detail::batched

@@ -160,6 +160,14 @@ inline void fill_identity_pivots(std::int32_t* pv, std::int64_t k, std::int64_t 
     for (std::int64_t i = 0; i < k; ++i) pv[b * k + i] = static_cast<std::int32_t>(i + 1);
 }
 
+// A matrix whose getrf did not run (inf or NaN input): its factors are NaN (so every solve and
+// derivative through them is NaN, not partly finite) and its pivots make no interchange.
+template <class T>
+void mark_nonfinite_lu(T* lu, std::int64_t mn, std::int32_t* pv, std::int64_t k) {
+  std::fill(lu, lu + mn, T(std::numeric_limits<real_t<T>>::quiet_NaN()));
+  fill_identity_pivots(pv, k, 1);
+}
+
 // Raises an Error naming op when a pivot of nb matrices (k each, contiguous) is outside 1..m:
 // LAPACK-style pivots from the user are row indices the kernels would read and write.
 inline void check_pivots(std::string_view op, const std::int32_t* pv, std::int64_t k, std::int64_t m, std::int64_t nb) {

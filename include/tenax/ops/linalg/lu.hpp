@@ -28,17 +28,19 @@ struct LuFactor {
     Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     // One captured kernel: A copied into LU, then getrf per matrix (a matrix with inf or NaN
-    // keeps identity pivots).
+    // gets NaN factors and identity pivots).
     auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
       copy(p[0], p[3]);
       std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[1]);
       detail::fill_identity_pivots(pv, k, nb);
       detail::for_each_matrix(reinterpret_cast<T*>(p[0]), m, n, nb, [&](T* lu, std::int64_t b) {
         std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
-        if (!detail::all_finite(lu, m * n))
+        if (!detail::all_finite(lu, m * n)) {
           inf = detail::kNonFiniteInfo;
-        else
+          detail::mark_nonfinite_lu(lu, m * n, pv + b * k, k);
+        } else {
           inf = cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k);
+        }
       });
     };
     detail::record_kernel_n(run, {LU.impl().get(), piv.impl().get(), info.impl().get()}, {A.impl().get()});
@@ -47,8 +49,7 @@ struct LuFactor {
   // The same on any device: getrf per matrix, then tensor ops (detail::batched).
   template <class T>
   std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
-    auto [LU, piv, info] = detail::batched::lu_of(A);
-    return {LU, piv, LU.numel() == 0 ? info : detail::with_nonfinite(info, A)};
+    return detail::batched::lu_of(A);
   }
 
   // A = P L U, L unit lower (m x k), U upper (k x n), k = min(m, n); P is locally constant.
@@ -187,7 +188,7 @@ struct Lu {
     Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     // One captured kernel: A copied into whichever of L (m >= n) or U (m < n) has its shape, getrf
-    // there in place (a matrix with inf or NaN keeps identity pivots), then the other triangle
+    // there in place (a matrix with inf or NaN gets NaN factors and identity pivots), then the other triangle
     // moved out and P written from the pivots.
     auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
       const bool tall = m >= n;
@@ -200,8 +201,12 @@ struct Lu {
       detail::fill_identity_pivots(pv, k, nb);
       std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
       detail::for_each_matrix(tall ? Lp : Up, m, n, nb, [&](T* lu, std::int64_t b) {
-        inf[b] = detail::all_finite(lu, m * n) ? cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k)
-                                               : detail::kNonFiniteInfo;
+        if (detail::all_finite(lu, m * n)) {
+          inf[b] = cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k);
+        } else {
+          inf[b] = detail::kNonFiniteInfo;
+          detail::mark_nonfinite_lu(lu, m * n, pv + b * k, k);
+        }
         T* l = Lp + b * m * k;
         T* u = Up + b * k * n;
         for (std::int64_t j = 0; j < k; ++j) {  // the k x k block: split into L's and U's triangles
@@ -236,7 +241,6 @@ struct Lu {
     const Shape batch = detail::mat_batch_shape(A.shape());
     const Device dev = A.device();
     auto [LU, piv, info] = detail::batched::lu_of(A);
-    if (LU.numel() > 0) info = detail::with_nonfinite(info, A);
     Tensor<T> L = add(tril(slice(LU, 1, 0, k), -1), expand(Tensor<T>::eye(m, k, dev), detail::with_batch(m, k, batch)));
     Tensor<T> U = triu(slice(LU, 0, 0, k));
     // P[perm[i], i] = 1: the transpose of the identity's rows gathered by perm.

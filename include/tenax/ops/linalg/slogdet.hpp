@@ -13,7 +13,7 @@ namespace detail {
 // The CPU determinants of nb contiguous n x n matrices overwritten by their LU factors (pivots:
 // n x nb): emit(b, sign, log|det|) per matrix, sign = (pivot parity) * prod(u_ii / |u_ii|) and
 // log|det| = sum(log |u_ii|); 0 and -inf at an exactly zero pivot; NaN and NaN for a matrix with
-// inf or NaN, whose pivots are the identity's.
+// inf or NaN, whose factors are NaN and whose pivots are the identity's.
 template <class T, class Emit>
 void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t nb, Emit&& emit) {
   using R = real_t<T>;
@@ -24,6 +24,7 @@ void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t 
     if (!all_finite(lu, n * n)) {
       s = T(std::numeric_limits<R>::quiet_NaN());
       l = std::numeric_limits<R>::quiet_NaN();
+      mark_nonfinite_lu(lu, n * n, piv + b * n, n);
     } else {
       std::int32_t* p = piv + b * n;
       cpu::getrf<T>(n, n, lu, std::max<std::int64_t>(1, n), p);

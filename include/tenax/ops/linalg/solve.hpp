@@ -30,7 +30,7 @@ struct Solve {
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
     // One captured kernel: A copied into LU and B (broadcast) into X, then getrf and getrs per
-    // matrix (a matrix with inf or NaN keeps identity pivots, its X is NaN).
+    // matrix (a matrix with inf or NaN gets NaN factors, identity pivots and a NaN X).
     auto run = [copy_a = detail::copy_to_contiguous(A), copy_b = detail::copy_to_contiguous(expand(B, X.shape())), n, k,
                 nb](char* const* p) {
       copy_a(p[1], p[4]);
@@ -42,6 +42,7 @@ struct Solve {
         std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[3])[b];
         if (!detail::all_finite(lu, n * n)) {
           inf = detail::kNonFiniteInfo;
+          detail::mark_nonfinite_lu(lu, n * n, pv + b * n, n);
         } else {
           inf = cpu::getrf<T>(n, n, lu, ld, pv + b * n);
         }
@@ -67,7 +68,6 @@ struct Solve {
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, detail::mat_batch_shape(A.shape())), A.device());
     detail::copy_into(X, expand(B, X.shape()));
     if (LU.numel() == 0) return {X, LU, piv, info};
-    info = detail::with_nonfinite(info, A);
     if (X.numel() > 0) detail::batched::getrs(cpu::Trans::N, LU, piv, X);
     return {detail::nan_where_failed(X, info), LU, piv, info};
   }
