@@ -199,6 +199,20 @@ TYPED_TEST(LinalgGradSolve, DetAtSingularMatrices) {
   const auto S2 = zero_column(S, 3);
   const auto G2 = tx::grad([&](const Tensor<T>& a) { return tx::real(tx::sum(f(a))); }, S2);
   EXPECT_LT(tx::testing::max_abs(values(G2)), 1e-12);
+  // The Hessian-vector product at the singular matrix is finite and matches central differences
+  // of the gradient (the real SVD rule has no phase term to divide by the zero singular value).
+  if constexpr (std::is_same_v<T, double>) {
+    const auto V = Tensor<T>::randn({3, 3}, 166);
+    // Matrices whose zero singular value the SVD returns exactly: a zero column, and diag(1, 2, 0).
+    const auto Z = Tensor<T>::from_row_major({3, 3}, {1, 2, 0, 3, 5, 0, 4, 1, 0});
+    const auto D = Tensor<T>::from_row_major({3, 3}, {1, 0, 0, 0, 2, 0, 0, 0, 0});
+    for (const auto& X : {Z, D}) {
+      const auto Hv = tx::hvp(f, X, V);
+      const double h = 1e-5;
+      const auto fd = (tx::grad(f, X + V * T(h)) - tx::grad(f, X - V * T(h))) * T(0.5 / h);
+      EXPECT_LT(tx::testing::max_abs(values(Hv - fd)), 1e-6 * (1 + tx::testing::max_abs(values(fd))));
+    }
+  }
 }
 
 TYPED_TEST(LinalgGradSolve, SlogdetEx) {

@@ -166,9 +166,17 @@ struct Svd {
     const auto Fp = cast<T>(detail::inverse_sums(s, policy));
     const auto sym = mul(Fm, add(P, P.mH())), asym = mul(Fp, sub(P, P.mH()));
     const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}, s.device()), s)));
-    auto D = matmul(mul(detail::i_imdiag(P), T(0.5)), sinv);
-    auto dU = matmul(U, add(mul(add(sym, asym), T(0.5)), D));
-    auto dV = matmul(V, sub(mul(sub(sym, asym), T(0.5)), D));
+    auto inner_u = mul(add(sym, asym), T(0.5)), inner_v = mul(sub(sym, asym), T(0.5));
+    // The phase term, zero for real T (skipped there: 0 / s would be NaN at a zero singular value,
+    // where the real rule is finite). For complex T it stays NaN there: the relative phase of a
+    // zero singular value's vectors is not determined.
+    if constexpr (is_complex_v<T>) {
+      const auto D = matmul(mul(detail::i_imdiag(P), T(0.5)), sinv);
+      inner_u = add(inner_u, D);
+      inner_v = sub(inner_v, D);
+    }
+    auto dU = matmul(U, inner_u);
+    auto dV = matmul(V, inner_v);
     if (m > k) dU = add(dU, matmul(sub(dA, matmul(U, matmul(U.mH(), dA))), matmul(V, sinv)));
     if (n > k) dV = add(dV, matmul(sub(dA.mH(), matmul(V, matmul(V.mH(), dA.mH()))), matmul(U, sinv)));
     if constexpr (is_complex_v<T>) {
@@ -213,7 +221,6 @@ struct Svd {
     Tensor<T> mid;
     if (c.gy1().defined()) mid = diag_embed(cast<T>(c.gy1()));
     if (gU.defined() || gV.defined()) {
-      const auto sinv = diag_embed(cast<T>(div(Tensor<R>::ones({}, s.device()), s)));
       // F o (a S + S b) with a = skew(J), b = skew(K), in partial fractions:
       //   (a_jk s_k + s_j b_jk) / (s_k^2 - s_j^2) = [(a + b)_jk / (s_k - s_j) + (a - b)_jk / (s_k + s_j)] / 2.
       // Only the first part is singular for repeated singular values (and vanishes for losses
@@ -246,7 +253,10 @@ struct Svd {
         detail::gauge_check(name, policy, imag(diagonal(jk)), real(jk), "singular-vector phases");
       }
       Tensor<T> t = mul(add(mul(Fm, plus), mul(Fp, minus)), T(0.5));
-      if (J.defined()) t = add(t, matmul(detail::i_imdiag(J), sinv));
+      if constexpr (is_complex_v<T>) {  // the phase term (zero for real T; see the JVP)
+        if (J.defined())
+          t = add(t, matmul(detail::i_imdiag(J), diag_embed(cast<T>(div(Tensor<R>::ones({}, s.device()), s)))));
+      }
       mid = mid.defined() ? add(mid, t) : t;
     }
     Tensor<T> gA;
