@@ -307,6 +307,28 @@ TYPED_TEST(Failures, NonFiniteInputNeverHangs) {
           A);
       derivatives_fail_alone(
           "slogdet_ex", [&](const Tensor<T>& a) { return std::get<1>(la::slogdet_ex(a)); }, A);
+      derivatives_fail_alone(
+          "det", [&](const Tensor<T>& a) { return la::det(a); }, A);
+      // Second order (the rules' higher-order branches solve again: without raising for the
+      // failed element).
+      const Tensor<T> V = Tensor<T>::randn(A.shape(), 13);
+      within(10, "slogdet_ex and det hvp", [&] {
+        nan_only_there(
+            "slogdet_ex hvp",
+            tx::hvp([&](const Tensor<T>& a) { return tx::real(tx::sum(std::get<1>(la::slogdet_ex(a)))); }, A, V));
+        nan_only_there("det hvp", tx::hvp([&](const Tensor<T>& a) { return tx::real(tx::sum(la::det(a))); }, A, V));
+      });
+      if (batched) {
+        // An exactly singular element next to the failed one: det's rule takes the adjugate (an
+        // SVD) for the whole batch, which must not raise for the failed element either.
+        auto Sing = tx::clone(H);
+        for (std::int64_t i = 0; i < n; ++i) Sing.mutable_data()[i] = T(0);
+        const Tensor<T> Mixed = tx::stack<T>({Sing, Bad, H}, 2);
+        within(10, "det grad with singular and failed elements", [&] {
+          nan_only_there("det grad (mixed)",
+                         tx::grad([&](const Tensor<T>& a) { return tx::real(tx::sum(la::det(a))); }, Mixed));
+        });
+      }
 
       // The gradient path: a recorded input fails the same way.
       expect_nonfinite_error("svdvals", el, [=] { la::svdvals(M.requires_grad()); });
@@ -347,6 +369,10 @@ TYPED_TEST(Failures, LuSolveRejectsPivotsOutOfRange) {
       EXPECT_HAS(msg, "pivot 2 of matrix 0 is " + std::to_string(bad) + ", outside 1..4");
     }
   }
+  // B with more batch dimensions than LU (even of size 1) is a shape error naming both.
+  const std::string msg = message_of([&] { la::lu_solve(LU, piv, Tensor<T>::randn({n, 2, 1}, 23)); });
+  EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
+  EXPECT_HAS(msg, "does not broadcast to LU's batch shape");
 }
 
 // ---- malformed shapes ----------------------------------------------------------------------------

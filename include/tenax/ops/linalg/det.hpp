@@ -35,7 +35,9 @@ template <class T>
 Tensor<T> adjugate(const Tensor<T>& A) {
   const std::int64_t n = A.shape()[0];
   const Shape batch = mat_batch_shape(A.shape());
-  auto [U, S, Vh] = linalg::svd(A);
+  // The op without the wrapper's info check: a matrix with inf or NaN gives a NaN adjugate (the
+  // derivative rules run on whole batches, where other matrices may be fine).
+  auto [U, S, Vh, info, E] = tenax::detail::apply(ops::Svd{false, true, true, linalg::Degeneracy{}}, A);
   const Tensor<T> I = Tensor<T>::eye(n, n, A.device());
   // M(j, i) = s_j off the diagonal, 1 on it; p = the product of each column.
   const Tensor<T> M = add(mul(unsqueeze(cast<T>(S), 1), sub(Tensor<T>::ones(Shape{n, n}, A.device()), I)), I);
@@ -81,7 +83,8 @@ struct Det {
   // d det = tr(adj(A) dA) = det tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU);
   // gA = gdet adj(A)^H = (gdet conj(det)) A^-H (getrs 'C'). At an exactly singular A, adj(A) comes
   // from detail::adjugate instead. When the result must be differentiable again, A^-1 comes from
-  // the differentiable solve instead of the saved LU.
+  // the differentiable solve instead of the saved LU. (The _ex variants throughout: a failed matrix
+  // gives NaN derivatives, as the forward gives NaN, instead of an error from inside a rule.)
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
@@ -91,8 +94,8 @@ struct Det {
       d = sum(diagonal(matmul(detail::adjugate(A), c.dx0())), {0});
     } else {
       const bool recorded = is_grad_enabled() && (A.tracks_grad() || c.dx0().tracks_grad());
-      const Tensor<T> AinvdA =
-          recorded ? linalg::solve(A, c.dx0()) : detail::apply(LuSolve{cpu::Trans::N}, c.y1(), c.y2(), c.dx0());
+      const Tensor<T> AinvdA = recorded ? linalg::solve_ex(A, c.dx0()).first
+                                        : detail::apply(LuSolve{cpu::Trans::N}, c.y1(), c.y2(), c.dx0());
       d = mul(c.y0(), sum(diagonal(AinvdA), {0}));
     }
     return std::tuple{d, Tensor<T>(), Tensor<std::int32_t>()};
@@ -109,7 +112,7 @@ struct Det {
     const Tensor<T> coef = reshape(mul(c.gy0(), conj(c.y0())), detail::with_batch(1, 1, batch));
     const Tensor<T> AinvH =
         detail::higher_order(A, c.gy0())
-            ? linalg::inv(A).mH()
+            ? linalg::inv_ex(A).first.mH()
             : detail::apply(LuSolve{cpu::Trans::C}, c.y1(), c.y2(), detail::batch_eye<T>(n, batch, A.device()));
     return mul(AinvH, coef);
   }

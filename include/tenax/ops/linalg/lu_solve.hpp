@@ -169,7 +169,9 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
               op, "pivots of shape ", pivots.shape(), " do not match LU of shape ", LU.shape(), " (",
               dtype_traits<T>::name, ")");
   const Shape bb = detail::mat_batch_shape(B.shape()), lb = detail::mat_batch_shape(LU.shape());
-  bool batch_ok = true;  // B's batch dimensions broadcast to LU's (checked here to name both shapes)
+  // B's batch dimensions broadcast to LU's (checked here to name both shapes); X has LU's batch
+  // shape, so B may not have more batch dimensions.
+  bool batch_ok = bb.size() <= lb.size();
   for (int d = 0; d < std::max(lb.size(), bb.size()); ++d) {
     const std::int64_t x = d < lb.size() ? lb[d] : 1, y = d < bb.size() ? bb[d] : 1;
     batch_ok = batch_ok && (y == x || y == 1);

@@ -120,7 +120,7 @@ struct Slogdet {
     // Reuse the saved LU, unless the tangent is being recorded (reverse over forward): then solve
     // differentiably in A.
     const bool recorded = is_grad_enabled() && (c.x0().tracks_grad() || c.dx0().tracks_grad());
-    const Tensor<T> AinvdA = recorded ? linalg::solve(c.x0(), c.dx0())
+    const Tensor<T> AinvdA = recorded ? linalg::solve_ex(c.x0(), c.dx0()).first
                                       : detail::apply(LuSolve{cpu::Trans::N}, c.y2(), c.template y<3>(), c.dx0());
     const Tensor<T> t = sum(diagonal(AinvdA), {0});
     Tensor<T> dsign;
@@ -148,7 +148,7 @@ struct Slogdet {
       }
     }
     if (!coef.defined()) return Tensor<T>::zeros(A.shape(), A.device());
-    Tensor<T> AinvH = detail::higher_order(A, coef) ? linalg::inv(A).mH()
+    Tensor<T> AinvH = detail::higher_order(A, coef) ? linalg::inv_ex(A).first.mH()
                                                     : detail::apply(LuSolve{cpu::Trans::C}, c.y2(), c.template y<3>(),
                                                                     detail::batch_eye<T>(n, batch, A.device()));
     return mul(AinvH, reshape(coef, detail::with_batch(1, 1, batch)));
