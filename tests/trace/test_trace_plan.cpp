@@ -170,6 +170,20 @@ TEST(TracePlan, LinalgFailuresInPreparedRuns) {
   EXPECT_THROW((void)pq(nan), tx::linalg::LinAlgError);
   const auto a2 = Tensor<double>::randn({4, 3}, 2);
   expect_bitwise(pq(a2), qr(a2), "qr after the failure");
+
+  // slogdet_ex's info is computed in the program (not the value the trace saw): 0, then k for an
+  // exactly singular input, then -1 for a NaN one, as eager.
+  auto sld = [](const Tensor<double>& x) { return tx::linalg::slogdet_ex(x); };
+  const auto ps = tx::compile(sld, spd);
+  auto singular = Tensor<double>::from_row_major({3, 3}, {1, 2, 0, 3, 5, 0, 4, 1, 0});
+  auto nan3 = tx::clone(spd);
+  nan3.mutable_data()[4] = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& [x, code] : {std::pair{spd, 0}, std::pair{singular, 3}, std::pair{nan3, -1}}) {
+    const auto got = ps(x), want = sld(x);
+    EXPECT_EQ(std::get<2>(got).item(), code);
+    expect_bitwise(std::get<2>(got), std::get<2>(want), "slogdet_ex info");
+    expect_bitwise(std::get<1>(got), std::get<1>(want), "slogdet_ex log|det|");
+  }
 }
 
 // ---- random programs ------------------------------------------------------------------------------

@@ -162,26 +162,37 @@ namespace linalg {
 namespace detail_slogdet {
 
 // The info codes of slogdet_ex from its outputs: -1 where the sign is NaN (non-finite input),
-// k where U(k, k) is the first exactly zero pivot (sign 0), else 0.
-template <class T>
-Tensor<std::int32_t> info_of(const Tensor<T>& sign, const Tensor<T>& LU) {
-  const std::int64_t n = LU.shape()[0];
-  Tensor<std::int32_t> info = tenax::detail::info_tensor(LU.shape());
-  // Computed on the host (read back from a device: n diagonal entries and a sign per matrix).
-  const Tensor<T> s = sign.to(Device::cpu()).contiguous(), lu = LU.to(Device::cpu()).contiguous();
-  for (std::int64_t b = 0; b < info.numel(); ++b) {
-    const T sb = s.data()[b];
-    std::int32_t& code = info.mutable_data()[b];
-    if (sb != sb) {
-      code = tenax::detail::kNonFiniteInfo;
-    } else if (sb == T(0)) {
-      const T* m = lu.data() + b * n * n;
-      for (std::int64_t i = 0; i < n && code == 0; ++i)
-        if (m[i + i * n] == T(0)) code = static_cast<std::int32_t>(i + 1);
-    }
+// k where U(k, k) is the first exactly zero pivot (sign 0), else 0. An op without derivatives, so
+// that a trace records it (a compiled slogdet_ex reports the info of each run's input).
+struct SlogdetInfo {
+  static constexpr const char* name = "slogdet_info";
+  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
+  template <class T>
+  Tensor<std::int32_t> forward(const Tensor<T>& sign, const Tensor<T>& LU) const {
+    // On a device: read back (a sign and n diagonal entries per matrix) and computed on the host.
+    if (!sign.device().is_cpu()) return forward(sign.to(Device::cpu()), LU.to(Device::cpu())).to(sign.device());
+    const Tensor<T> s = contiguous(sign), lu = contiguous(LU);
+    Tensor<std::int32_t> info = Tensor<std::int32_t>::empty(tenax::detail::mat_batch_shape(LU.shape()));
+    auto run = [n = LU.shape()[0], nb = info.numel()](char* const* p) {
+      std::int32_t* out = reinterpret_cast<std::int32_t*>(p[0]);
+      const T* sg = reinterpret_cast<const T*>(p[1]);
+      const T* all = reinterpret_cast<const T*>(p[2]);
+      for (std::int64_t b = 0; b < nb; ++b) {
+        std::int32_t code = 0;
+        if (sg[b] != sg[b]) {
+          code = tenax::detail::kNonFiniteInfo;
+        } else if (sg[b] == T(0)) {
+          const T* m = all + b * n * n;
+          for (std::int64_t i = 0; i < n && code == 0; ++i)
+            if (m[i + i * n] == T(0)) code = static_cast<std::int32_t>(i + 1);
+        }
+        out[b] = code;
+      }
+    };
+    tenax::detail::record_kernel(run, info, s, lu);
+    return info;
   }
-  return info.to(sign.device());
-}
+};
 
 }  // namespace detail_slogdet
 
@@ -201,7 +212,7 @@ std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<std::int32_t>> slogdet_ex(const 
   detail::check_square("slogdet", A);
   auto [s, l, LU, piv] = detail::apply(ops::Slogdet{}, A);
   (void)piv;
-  return {s, l, detail_slogdet::info_of(s, LU)};
+  return {s, l, detail::apply_nondiff(detail_slogdet::SlogdetInfo{}, s, LU)};
 }
 
 }  // namespace linalg
