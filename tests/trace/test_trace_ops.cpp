@@ -210,6 +210,29 @@ TEST(TraceTransforms, ComposedThroughLinalgRules) {
     // The derived graph called directly gives its graph's values.
     expect_bitwise(tx::grad(g)(A1), tx::compile(tx::grad(g))(A1), name + " grad(graph) called");
   }
+  // lu_solve with op = T or C: a recorded solve re-executed under a derivative in LU switches to
+  // its differentiable form, as the eager wrapper does.
+  for (const auto op : {la::Trans::T, la::Trans::C}) {
+    auto f = [B, op](const Tensor<double>& a) {
+      const auto [LU, piv] = la::lu_factor(a);
+      return tx::sum(tx::square(la::lu_solve(LU, piv, B, op)));
+    };
+    const auto g = tx::trace(f, A0);
+    expect_bitwise(tx::compile(tx::grad(g))(A1), tx::grad(f, A1), "lu_solve T/C grad(graph)");
+    expect_bitwise(std::get<1>(tx::compile(tx::jvp(g))(A1, v)), tx::jvp(f, A1, v).second, "lu_solve T/C jvp(graph)");
+  }
+  // A graph traced from a function that differentiates a solve itself cannot be differentiated
+  // through that rule's saved factors: a clear error (the transforms of the graph above work).
+  auto s = [B](const Tensor<double>& a) {
+    return tx::sum(tx::grad([&](const Tensor<double>& z) { return tx::sum(tx::square(la::solve(z, B))); }, a));
+  };
+  const auto gs = tx::trace(s, A0);
+  try {
+    (void)tx::grad(gs);
+    ADD_FAILURE() << "grad of a traced gradient through solve's saved factors did not raise";
+  } catch (const tx::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("differentiated again"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

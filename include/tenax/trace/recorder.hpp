@@ -129,6 +129,9 @@ void Tracer::record(const Op& op, const R& r, const In&... in) {
           if ((... || ((m.grad_enabled && env[i[I]]->requires_grad) || (m.fw_enabled && env[i[I]]->tangent))))
             return detail::apply(op.for_derivatives(), In(env[i[I]])...);
         }
+        // Ops whose wrapper picks another computation when an input may be differentiated
+        // (lu_solve with op = T or C) make that choice again here.
+        if constexpr (requires { op.derivative_call(In(env[i[I]])...); }) return op.derivative_call(In(env[i[I]])...);
         return detail::apply(op, In(env[i[I]])...);
       } else
         return detail::apply_nondiff(op, In(env[i[I]])...);

@@ -95,7 +95,7 @@ struct Det {
     } else {
       const bool recorded = is_grad_enabled() && (A.tracks_grad() || c.dx0().tracks_grad());
       const Tensor<T> AinvdA = recorded ? linalg::solve_ex(A, c.dx0()).first
-                                        : detail::apply(LuSolve{cpu::Trans::N}, c.y1(), c.y2(), c.dx0());
+                                        : detail::apply(LuSolve{cpu::Trans::N, true}, c.y1(), c.y2(), c.dx0());
       d = mul(c.y0(), sum(diagonal(AinvdA), {0}));
     }
     return std::tuple{d, Tensor<T>(), Tensor<std::int32_t>()};
@@ -113,7 +113,7 @@ struct Det {
     const Tensor<T> AinvH =
         detail::higher_order(A, c.gy0())
             ? linalg::inv_ex(A).first.mH()
-            : detail::apply(LuSolve{cpu::Trans::C}, c.y1(), c.y2(), detail::batch_eye<T>(n, batch, A.device()));
+            : detail::apply(LuSolve{cpu::Trans::C, true}, c.y1(), c.y2(), detail::batch_eye<T>(n, batch, A.device()));
     return mul(AinvH, coef);
   }
 };

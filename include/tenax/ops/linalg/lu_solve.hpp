@@ -16,6 +16,10 @@ struct LuSolve {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
   cpu::Trans trans;
+  // Set by the derivative rules that solve with another op's saved factors (solve, inv, det,
+  // slogdet). Those factors carry no derivative of their own, so such a solve may only be
+  // re-executed without one in LU (checked by derivative_call).
+  bool on_saved_factors = false;
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& B) const {
@@ -120,6 +124,22 @@ struct LuSolve {
     }
   }
 
+  // The call itself, through apply: for op = T or C, when LU may be differentiated, the solve is
+  // built from differentiable public ops on LU's triangles instead (composite). The trace
+  // recorder calls this when it re-executes a recorded lu_solve under a derivative (the choice
+  // made while tracing saw no derivative).
+  template <class T>
+  Tensor<T> derivative_call(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& B) const {
+    const bool lu_derivative = (is_grad_enabled() && LU.tracks_grad()) || static_cast<bool>(LU.impl()->tangent);
+    TENAX_CHECK(!(on_saved_factors && lu_derivative), name,
+                "a derivative rule's solve on the saved LU factors of solve, inv, det or slogdet is being "
+                "differentiated again: the graph was traced from a function that takes a derivative itself. Apply "
+                "the transforms to the graph instead (grad(grad(trace(f))), jvp(grad(trace(f)))), or "
+                "differentiate the function eagerly");
+    if (trans != cpu::Trans::N && lu_derivative) return composite(LU, piv, B, trans);
+    return detail::apply(*this, LU, piv, B);
+  }
+
   // op(A)^-1 G for A = P L U from differentiable public ops (permute_rows and triangular solves
   // reading the triangles of LU), so that its derivatives in LU and G exist to any order:
   //   N: U^-1 L^-1 P^T G;   T / C: P L^-op U^-op G.
@@ -183,11 +203,7 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
     const Tensor<std::int32_t> host = contiguous(pivots).to(Device::cpu());
     detail::check_pivots(op, host.data(), LU.shape()[0], LU.shape()[0], detail::mat_batch_count(LU.shape()));
   }
-  // This op differentiates with respect to LU for op = N. For op = T or C, when LU may be
-  // differentiated, the solve is built from differentiable public ops on LU's triangles instead.
-  const bool lu_derivative = (is_grad_enabled() && LU.tracks_grad()) || static_cast<bool>(LU.impl()->tangent);
-  if (trans != Trans::N && lu_derivative) return ops::LuSolve::composite(LU, pivots, B, trans);
-  return detail::apply(ops::LuSolve{trans}, LU, pivots, B);
+  return ops::LuSolve{trans}.derivative_call(LU, pivots, B);
 }
 
 }  // namespace linalg

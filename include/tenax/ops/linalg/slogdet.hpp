@@ -121,7 +121,7 @@ struct Slogdet {
     // differentiably in A.
     const bool recorded = is_grad_enabled() && (c.x0().tracks_grad() || c.dx0().tracks_grad());
     const Tensor<T> AinvdA = recorded ? linalg::solve_ex(c.x0(), c.dx0()).first
-                                      : detail::apply(LuSolve{cpu::Trans::N}, c.y2(), c.template y<3>(), c.dx0());
+                                      : detail::apply(LuSolve{cpu::Trans::N, true}, c.y2(), c.template y<3>(), c.dx0());
     const Tensor<T> t = sum(diagonal(AinvdA), {0});
     Tensor<T> dsign;
     if constexpr (is_complex_v<T>)
@@ -148,9 +148,10 @@ struct Slogdet {
       }
     }
     if (!coef.defined()) return Tensor<T>::zeros(A.shape(), A.device());
-    Tensor<T> AinvH = detail::higher_order(A, coef) ? linalg::inv_ex(A).first.mH()
-                                                    : detail::apply(LuSolve{cpu::Trans::C}, c.y2(), c.template y<3>(),
-                                                                    detail::batch_eye<T>(n, batch, A.device()));
+    Tensor<T> AinvH = detail::higher_order(A, coef)
+                          ? linalg::inv_ex(A).first.mH()
+                          : detail::apply(LuSolve{cpu::Trans::C, true}, c.y2(), c.template y<3>(),
+                                          detail::batch_eye<T>(n, batch, A.device()));
     return mul(AinvH, reshape(coef, detail::with_batch(1, 1, batch)));
   }
 };

@@ -88,7 +88,7 @@ struct Solve {
     // differentiably: solve again instead of reusing the saved LU.
     const bool recorded = is_grad_enabled() && (c.x0().tracks_grad() || r.tracks_grad());
     Tensor<T> dX = recorded ? std::get<0>(detail::apply(Solve{}, c.x0(), r))
-                            : detail::apply(LuSolve{cpu::Trans::N}, c.y1(), c.y2(), r);
+                            : detail::apply(LuSolve{cpu::Trans::N, true}, c.y1(), c.y2(), r);
     return std::tuple{dX, Tensor<T>(), Tensor<std::int32_t>(), Tensor<std::int32_t>()};
   }
   template <class C>
@@ -96,7 +96,7 @@ struct Solve {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&A = c.x0(), &X = c.y0(), &gX = c.gy0();
     Tensor<T> gB = detail::higher_order(A, gX) ? std::get<0>(detail::apply(Solve{}, A.mH(), gX))
-                                               : detail::apply(LuSolve{cpu::Trans::C}, c.y1(), c.y2(), gX);
+                                               : detail::apply(LuSolve{cpu::Trans::C, true}, c.y1(), c.y2(), gX);
     Tensor<T> gA;
     if (c.needs(0)) gA = neg(matmul(gB, X.mH()));
     return std::tuple{gA, c.needs(1) ? sum_to(gB, c.x1().shape()) : Tensor<T>()};
