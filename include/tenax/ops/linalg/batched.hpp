@@ -271,9 +271,7 @@ std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_of(const Te
   }
   const Tensor<bool> bad = eq(info, Tensor<std::int32_t>::scalar(kNonFiniteInfo, dev));
   LU = where(reshape(bad, s1), Tensor<T>::scalar(T(std::numeric_limits<real_t<T>>::quiet_NaN()), dev), LU);
-  std::vector<std::int32_t> one_based(static_cast<std::size_t>(k));
-  for (std::int64_t i = 0; i < k; ++i) one_based[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i + 1);
-  piv = where(reshape(bad, p1), Tensor<std::int32_t>::from_row_major(Shape{k}, one_based, dev), piv);
+  piv = where(reshape(bad, p1), identity_pivots(k, dev), piv);
   return {contiguous(LU), contiguous(piv), info};
 }
 

@@ -153,19 +153,20 @@ void raise_info(std::string_view op, const Tensor<std::int32_t>& info_any, const
 // Info code tenax uses for a non-finite input (checked before LAPACK runs).
 inline constexpr std::int32_t kNonFiniteInfo = -1;
 
-// Pivots of nb matrices (k each) set to no interchange (1, 2, ..., k): what a matrix whose getrf
-// did not run (inf or NaN input) keeps, so that every later use of its pivots stays in range.
-inline void fill_identity_pivots(std::int32_t* pv, std::int64_t k, std::int64_t nb) {
-  for (std::int64_t b = 0; b < nb; ++b)
-    for (std::int64_t i = 0; i < k; ++i) pv[b * k + i] = static_cast<std::int32_t>(i + 1);
-}
-
 // A matrix whose getrf did not run (inf or NaN input): its factors are NaN (so every solve and
-// derivative through them is NaN, not partly finite) and its pivots make no interchange.
+// derivative through them is NaN, not partly finite) and its k pivots make no interchange
+// (1, 2, ..., k), so every later use of them stays in range.
 template <class T>
 void mark_nonfinite_lu(T* lu, std::int64_t mn, std::int32_t* pv, std::int64_t k) {
   std::fill(lu, lu + mn, T(std::numeric_limits<real_t<T>>::quiet_NaN()));
-  fill_identity_pivots(pv, k, 1);
+  for (std::int64_t i = 0; i < k; ++i) pv[i] = static_cast<std::int32_t>(i + 1);
+}
+
+// The pivots 1, 2, ..., k (no interchange) as a tensor on dev.
+inline Tensor<std::int32_t> identity_pivots(std::int64_t k, Device dev) {
+  std::vector<std::int32_t> one_based(static_cast<std::size_t>(k));
+  for (std::int64_t i = 0; i < k; ++i) one_based[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i + 1);
+  return Tensor<std::int32_t>::from_row_major(Shape{k}, one_based, dev);
 }
 
 // Raises an Error naming op when a pivot of nb matrices (k each, contiguous) is outside 1..m:

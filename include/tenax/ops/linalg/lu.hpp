@@ -32,7 +32,6 @@ struct LuFactor {
     auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
       copy(p[0], p[3]);
       std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[1]);
-      detail::fill_identity_pivots(pv, k, nb);
       detail::for_each_matrix(reinterpret_cast<T*>(p[0]), m, n, nb, [&](T* lu, std::int64_t b) {
         std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
         if (!detail::all_finite(lu, m * n)) {
@@ -198,7 +197,6 @@ struct Lu {
       std::int32_t* const pv = reinterpret_cast<std::int32_t*>(p[3]);
       std::int32_t* const inf = reinterpret_cast<std::int32_t*>(p[4]);
       copy(reinterpret_cast<char*>(tall ? Lp : Up), p[5]);
-      detail::fill_identity_pivots(pv, k, nb);
       std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
       detail::for_each_matrix(tall ? Lp : Up, m, n, nb, [&](T* lu, std::int64_t b) {
         if (detail::all_finite(lu, m * n)) {

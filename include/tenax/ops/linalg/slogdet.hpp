@@ -17,7 +17,6 @@ namespace detail {
 template <class T, class Emit>
 void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t nb, Emit&& emit) {
   using R = real_t<T>;
-  fill_identity_pivots(piv, n, nb);
   for_each_matrix(lu_all, n, n, nb, [&](T* lu, std::int64_t b) {
     T s(1);
     R l(0);
@@ -95,16 +94,15 @@ struct Slogdet {
     if (n == 0) return {Tensor<T>::ones(batch, dev), Tensor<R>::zeros(batch, dev), LU, piv};
     const Tensor<T> u = diagonal(LU);  // n x batch
     const Tensor<R> a = abs(u);
-    std::vector<std::int32_t> one_based(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) one_based[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i + 1);
-    const Tensor<std::int32_t> ident = Tensor<std::int32_t>::from_row_major(Shape{n}, one_based, dev);
+    const Tensor<std::int32_t> ident = detail::identity_pivots(n, dev);
     const Tensor<T> swaps =
         prod(where(ne(piv, ident), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)), {0}, false);
     const Tensor<bool> zero = eq(min(a, {0}, false), Tensor<R>::scalar(R(0), dev));
     Tensor<T> sign = where(zero, Tensor<T>::scalar(T(0), dev), mul(swaps, prod(tenax::sign(u), {0}, false)));
     Tensor<R> logabs = sum(log(a), {0}, false);
     // NaN for non-finite input only (a zero pivot, info > 0, is the exact 0 / -inf above).
-    const Tensor<std::int32_t> bad = detail::with_nonfinite(Tensor<std::int32_t>::zeros(batch, dev), A);
+    const Tensor<std::int32_t> bad = where(eq(info, Tensor<std::int32_t>::scalar(detail::kNonFiniteInfo, dev)), info,
+                                           Tensor<std::int32_t>::scalar(0, dev));
     return {detail::nan_where_failed(sign, bad), detail::nan_where_failed(logabs, bad), LU, piv};
   }
 

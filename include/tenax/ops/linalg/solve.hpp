@@ -36,7 +36,6 @@ struct Solve {
       copy_a(p[1], p[4]);
       copy_b(p[0], p[5]);
       std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[2]);
-      detail::fill_identity_pivots(pv, n, nb);
       const std::int64_t ld = std::max<std::int64_t>(1, n);
       detail::for_each_matrix(reinterpret_cast<T*>(p[1]), n, n, nb, [&](T* lu, std::int64_t b) {
         std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[3])[b];
