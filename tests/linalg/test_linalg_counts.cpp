@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <complex>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "linalg/linalg_check_support.hpp"
 
@@ -124,6 +127,47 @@ TYPED_TEST(Counts_, DetAndSlogdet) {
   expect_counts({{Routine::getrf, 1}}, "det forward");
   re_inner(Tensor<T>::scalar(T(0.7)), d).backward();
   expect_counts({{Routine::getrf, 1}, {Routine::getrs, 1}}, "det forward+backward");
+}
+
+// Second derivatives through solve, inv, det and slogdet reuse the forward's one factorization:
+// the rules' solves on the saved LU are themselves differentiable in A (ops::SavedLuSolve), so an
+// HVP (forward over reverse), a gradient of a gradient (reverse over reverse) and a gradient of a
+// JVP (reverse over forward) each run getrf once per matrix, and no other factorization.
+TYPED_TEST(Counts_, SecondOrderFactorizesOnce) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const std::int64_t n = 5;
+  const Tensor<T> A = general<T>(Kind::Cond2, n, n, 1), V = Tensor<T>::randn({n, n}, 2);
+  const Tensor<T> B = Tensor<T>::randn({n, 2}, 3), W = weights<T>({n, n}, 4), Wb = weights<T>({n, 2}, 5);
+  const std::vector<std::pair<std::string, std::function<Tensor<R>(const Tensor<T>&)>>> cases = {
+      {"solve", [&](const Tensor<T>& a) { return re_inner(Wb, la::solve(a, B)); }},
+      {"inv", [&](const Tensor<T>& a) { return re_inner(W, la::inv(a)); }},
+      {"det", [&](const Tensor<T>& a) { return re_inner(Tensor<T>::scalar(T(0.7)), la::det(a)); }},
+      {"slogdet", [&](const Tensor<T>& a) { return std::get<1>(la::slogdet(a)); }},
+  };
+  for (const auto& c : cases) {
+    const auto& f = c.second;
+    auto expect_one_getrf = [&](const std::string& how) {
+      for (Routine r : {Routine::potrf, Routine::geqrf, Routine::orgqr, Routine::syevd, Routine::gesdd})
+        EXPECT_EQ(tx::cpu::provider_calls(r), 0) << c.first << " " << how << ": " << tx::cpu::routine_name(r);
+      EXPECT_EQ(tx::cpu::provider_calls(Routine::getrf), 1) << c.first << " " << how << ": calls of getrf";
+    };
+    tx::cpu::reset_provider_calls();
+    const Tensor<T> hv = tx::hvp(f, A, V);
+    expect_one_getrf("hvp (forward over reverse)");
+    tx::cpu::reset_provider_calls();
+    const Tensor<T> gg = tx::grad([&](const Tensor<T>& a) { return re_inner(V, tx::grad(f, a)); }, A);
+    expect_one_getrf("grad of grad");
+    tx::cpu::reset_provider_calls();
+    const Tensor<T> gj = tx::grad([&](const Tensor<T>& a) { return tx::jvp(f, a, V).second; }, A);
+    expect_one_getrf("grad of jvp");
+    // The three are the same Hessian applied to V (H symmetric; for complex A in the real
+    // Wirtinger sense of grad).
+    ASSERT_TRUE(hv.defined() && gg.defined() && gj.defined());
+    const double scale = 1 + normf(to_mat(hv)), tol = 1e3 * eps<T>();
+    EXPECT_LT(normf(to_mat(gg) - to_mat(hv)) / scale, tol) << c.first << ": grad of grad vs hvp";
+    EXPECT_LT(normf(to_mat(gj) - to_mat(hv)) / scale, tol) << c.first << ": grad of jvp vs hvp";
+  }
 }
 
 TYPED_TEST(Counts_, LuFactorAndLu) {

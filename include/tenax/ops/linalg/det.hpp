@@ -7,7 +7,6 @@
 #include "tenax/ops/linalg/lu_solve.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
 #include "tenax/ops/linalg/slogdet.hpp"
-#include "tenax/ops/linalg/solve.hpp"
 #include "tenax/ops/linalg/svd.hpp"
 
 namespace tenax {
@@ -82,9 +81,9 @@ struct Det {
 
   // d det = tr(adj(A) dA) = det tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU);
   // gA = gdet adj(A)^H = (gdet conj(det)) A^-H (getrs 'C'). At an exactly singular A, adj(A) comes
-  // from detail::adjugate instead. When the result must be differentiable again, A^-1 comes from
-  // the differentiable solve instead of the saved LU. (The _ex variants throughout: a failed matrix
-  // gives NaN derivatives, as the forward gives NaN, instead of an error from inside a rule.)
+  // from detail::adjugate instead. The solves are SavedLuSolve (differentiable in A to any order
+  // on the same factors; a failed matrix's NaN factors give NaN derivatives, as the forward gives
+  // NaN, instead of an error from inside a rule).
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
@@ -93,9 +92,7 @@ struct Det {
     if (detail::any_singular(c.y0())) {
       d = sum(diagonal(matmul(detail::adjugate(A), c.dx0())), {0});
     } else {
-      const bool recorded = is_grad_enabled() && (A.tracks_grad() || c.dx0().tracks_grad());
-      const Tensor<T> AinvdA = recorded ? linalg::solve_ex(A, c.dx0()).first
-                                        : detail::apply(LuSolve{cpu::Trans::N, true}, c.y1(), c.y2(), c.dx0());
+      const Tensor<T> AinvdA = detail::apply(SavedLuSolve{cpu::Trans::N}, A, c.y1(), c.y2(), c.dx0());
       d = mul(c.y0(), sum(diagonal(AinvdA), {0}));
     }
     return std::tuple{d, Tensor<T>(), Tensor<std::int32_t>()};
@@ -111,9 +108,7 @@ struct Det {
       return mul(detail::adjugate(A).mH(), reshape(c.gy0(), detail::with_batch(1, 1, batch)));
     const Tensor<T> coef = reshape(mul(c.gy0(), conj(c.y0())), detail::with_batch(1, 1, batch));
     const Tensor<T> AinvH =
-        detail::higher_order(A, c.gy0())
-            ? linalg::inv_ex(A).first.mH()
-            : detail::apply(LuSolve{cpu::Trans::C, true}, c.y1(), c.y2(), detail::batch_eye<T>(n, batch, A.device()));
+        detail::apply(SavedLuSolve{cpu::Trans::C}, A, c.y1(), c.y2(), detail::batch_eye<T>(n, batch, A.device()));
     return mul(AinvH, coef);
   }
 };

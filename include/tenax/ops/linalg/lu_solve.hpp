@@ -16,10 +16,6 @@ struct LuSolve {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
   cpu::Trans trans;
-  // Set by the derivative rules that solve with another op's saved factors (solve, inv, det,
-  // slogdet). Those factors carry no derivative of their own, so such a solve may only be
-  // re-executed without one in LU (checked by derivative_call).
-  bool on_saved_factors = false;
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& B) const {
@@ -131,11 +127,6 @@ struct LuSolve {
   template <class T>
   Tensor<T> derivative_call(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& B) const {
     const bool lu_derivative = (is_grad_enabled() && LU.tracks_grad()) || static_cast<bool>(LU.impl()->tangent);
-    TENAX_CHECK(!(on_saved_factors && lu_derivative), name,
-                "a derivative rule's solve on the saved LU factors of solve, inv, det or slogdet is being "
-                "differentiated again: the graph was traced from a function that takes a derivative itself. Apply "
-                "the transforms to the graph instead (grad(grad(trace(f))), jvp(grad(trace(f)))), or "
-                "differentiate the function eagerly");
     if (trans != cpu::Trans::N && lu_derivative) return composite(LU, piv, B, trans);
     return detail::apply(*this, LU, piv, B);
   }
@@ -168,6 +159,68 @@ struct LuSolve {
   static Tensor<T> unit_lower(const Tensor<T>& LU) {
     const std::int64_t n = LU.shape()[0];
     return add(tril(LU, -1), detail::batch_eye<T>(n, detail::mat_batch_shape(LU.shape()), LU.device()));
+  }
+};
+
+// op(A)^-1 B on the factors (LU, pivots) of A = P L U that solve, det or slogdet saved: the solves
+// of their derivative rules. LU is a cache of A's factorization: the value is read from it, and the
+// derivatives are taken in A (and B), with none in LU:
+//   dX = op(A)^-1 (dB - op(dA) X);   gB = op(A)^-H gX;   gA = -(gB X^H) for N, its transpose for T,
+//   its adjoint for C.
+// They are this op again on the same factors, so derivatives of any order take no new
+// factorization, and a graph traced from a function that differentiates solve (a training step)
+// can be differentiated again: the derivative reaches A through this op's first input.
+struct SavedLuSolve {
+  static constexpr const char* name = "lu_solve";
+  static constexpr bool one_kernel = true;
+  static constexpr bool saves_outputs = true;
+  cpu::Trans trans;
+
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& LU, const Tensor<std::int32_t>& piv,
+                    const Tensor<T>& B) const {
+    (void)A;  // an input for its derivatives only
+    return LuSolve{trans}.forward(LU, piv, B);
+  }
+
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    Tensor<T> r = c.template dx<3>();
+    if (c.dx0().defined()) {
+      const Tensor<T> t = matmul(op_of(c.dx0()), c.y0());
+      r = r.defined() ? sub(r, t) : neg(t);
+    }
+    if (!r.defined()) return Tensor<T>();
+    return detail::apply(*this, c.x0(), c.x1(), c.x2(), r);
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&A = c.x0(), &LU = c.x1(), &gX = c.gy0();
+    const Tensor<std::int32_t>& piv = c.x2();
+    Tensor<T> gB;
+    switch (trans) {
+      case cpu::Trans::N:
+        gB = detail::apply(SavedLuSolve{cpu::Trans::C}, A, LU, piv, gX);
+        break;
+      case cpu::Trans::C:
+        gB = detail::apply(SavedLuSolve{cpu::Trans::N}, A, LU, piv, gX);
+        break;
+      default:  // (A^T)^-H = conj(A^-1 conj(.))
+        gB = conj(detail::apply(SavedLuSolve{cpu::Trans::N}, A, LU, piv, conj(gX)));
+    }
+    Tensor<T> gA;
+    if (c.needs(0)) gA = op_of(neg(matmul(gB, c.y0().mH())));
+    return std::tuple{gA, Tensor<T>(), Tensor<std::int32_t>(),
+                      c.needs(3) ? sum_to(gB, c.template x<3>().shape()) : Tensor<T>()};
+  }
+
+ private:
+  // op(M): M, M^T or M^H (op is its own inverse map on the pairing, so gA = op(-gB X^H) too).
+  template <class T>
+  Tensor<T> op_of(const Tensor<T>& M) const {
+    return trans == cpu::Trans::N ? M : trans == cpu::Trans::T ? M.mT() : M.mH();
   }
 };
 

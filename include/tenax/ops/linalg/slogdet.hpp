@@ -5,7 +5,6 @@
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"
-#include "tenax/ops/linalg/solve.hpp"
 
 namespace tenax {
 namespace detail {
@@ -109,17 +108,13 @@ struct Slogdet {
   // t = tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU):
   //   dlog = Re t;  dsign = i sign Im t (0 for real);
   //   gA = (glog - i Im(conj(gsign) sign)) A^-H   (A^-H by getrs 'C' on the saved LU).
-  // Not differentiable at singular A (log|det| = -inf there). When the result must be
-  // differentiable again, A^-1 comes from the differentiable solve instead of the saved LU.
+  // Not differentiable at singular A (log|det| = -inf there). The solves are SavedLuSolve
+  // (differentiable in A to any order on the same factors).
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     using R = real_t<T>;
-    // Reuse the saved LU, unless the tangent is being recorded (reverse over forward): then solve
-    // differentiably in A.
-    const bool recorded = is_grad_enabled() && (c.x0().tracks_grad() || c.dx0().tracks_grad());
-    const Tensor<T> AinvdA = recorded ? linalg::solve_ex(c.x0(), c.dx0()).first
-                                      : detail::apply(LuSolve{cpu::Trans::N, true}, c.y2(), c.template y<3>(), c.dx0());
+    const Tensor<T> AinvdA = detail::apply(SavedLuSolve{cpu::Trans::N}, c.x0(), c.y2(), c.template y<3>(), c.dx0());
     const Tensor<T> t = sum(diagonal(AinvdA), {0});
     Tensor<T> dsign;
     if constexpr (is_complex_v<T>)
@@ -146,9 +141,7 @@ struct Slogdet {
       }
     }
     if (!coef.defined()) return Tensor<T>::zeros(A.shape(), A.device());
-    Tensor<T> AinvH = detail::higher_order(A, coef)
-                          ? linalg::inv_ex(A).first.mH()
-                          : detail::apply(LuSolve{cpu::Trans::C, true}, c.y2(), c.template y<3>(),
+    const Tensor<T> AinvH = detail::apply(SavedLuSolve{cpu::Trans::C}, A, c.y2(), c.template y<3>(),
                                           detail::batch_eye<T>(n, batch, A.device()));
     return mul(AinvH, reshape(coef, detail::with_batch(1, 1, batch)));
   }

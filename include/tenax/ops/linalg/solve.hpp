@@ -74,8 +74,7 @@ struct Solve {
   // X = A^-1 B with A = P L U saved from the forward:
   //   dX = A^-1 (dB - dA X)                     (getrs with the saved LU)
   //   gB = A^-H gX  (getrs 'C', saved LU);   gA = -gB X^H
-  // When the result must be differentiable again (higher_order), gB = solve(A^H, gX) instead,
-  // which is a differentiable function of A (likewise dX when the tangent is being recorded).
+  // The solves are SavedLuSolve, differentiable in A to any order on the same factors.
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
@@ -83,19 +82,14 @@ struct Solve {
     Tensor<T> r;
     if (c.dx1().defined()) r = broadcast_to(c.dx1(), X.shape());
     if (c.dx0().defined()) r = r.defined() ? sub(r, matmul(c.dx0(), X)) : neg(matmul(c.dx0(), X));
-    // A tangent that is itself being recorded (reverse over forward) must depend on A
-    // differentiably: solve again instead of reusing the saved LU.
-    const bool recorded = is_grad_enabled() && (c.x0().tracks_grad() || r.tracks_grad());
-    Tensor<T> dX = recorded ? std::get<0>(detail::apply(Solve{}, c.x0(), r))
-                            : detail::apply(LuSolve{cpu::Trans::N, true}, c.y1(), c.y2(), r);
+    const Tensor<T> dX = detail::apply(SavedLuSolve{cpu::Trans::N}, c.x0(), c.y1(), c.y2(), r);
     return std::tuple{dX, Tensor<T>(), Tensor<std::int32_t>(), Tensor<std::int32_t>()};
   }
   template <class C>
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&A = c.x0(), &X = c.y0(), &gX = c.gy0();
-    Tensor<T> gB = detail::higher_order(A, gX) ? std::get<0>(detail::apply(Solve{}, A.mH(), gX))
-                                               : detail::apply(LuSolve{cpu::Trans::C, true}, c.y1(), c.y2(), gX);
+    const Tensor<T> gB = detail::apply(SavedLuSolve{cpu::Trans::C}, A, c.y1(), c.y2(), gX);
     Tensor<T> gA;
     if (c.needs(0)) gA = neg(matmul(gB, X.mH()));
     return std::tuple{gA, c.needs(1) ? sum_to(gB, c.x1().shape()) : Tensor<T>()};
