@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tenax/backend/cuda.hpp"
+#include "tenax/core/deferred_checks.hpp"
 #include "tenax/core/error.hpp"
 
 namespace tenax {
@@ -106,7 +107,10 @@ void synchronize_device(int index) {
 
 namespace cuda {
 int device_count() { return detail::cuda::devices().count; }
-void synchronize(int index) { detail::cuda::synchronize_device(index); }
+void synchronize(int index) {
+  detail::cuda::synchronize_device(index);
+  detail::run_deferred_checks(Device::cuda(index));  // (core/deferred_checks.hpp)
+}
 }  // namespace cuda
 
 }  // namespace tenax

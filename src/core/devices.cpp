@@ -6,6 +6,7 @@
 #include "tenax/backend/cuda.hpp"
 #include "tenax/backend/device_copy.hpp"
 #include "tenax/core/allocator.hpp"
+#include "tenax/core/deferred_checks.hpp"
 #include "tenax/core/error.hpp"
 
 namespace tenax::detail {
@@ -49,6 +50,8 @@ void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, std:
   auto fn = registry().copy[static_cast<int>(other.kind)];
   TENAX_CHECK(fn != nullptr, "to", "no backend for device ", other.str(), " is built into this tenax");
   fn(dst, dst_dev, src, src_dev, bytes);
+  // Results of the device are being read: its pending failure checks run now.
+  if (dst_dev.is_cpu()) run_deferred_checks(src_dev);
 }
 
 }  // namespace tenax::detail

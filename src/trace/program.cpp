@@ -52,13 +52,14 @@ std::size_t eliminate_common_subexpressions(Graph& g) {
   return merged;
 }
 
-// Keeps the nodes some output depends on.
+// Keeps the nodes some output depends on, and the effects (info checks) with what they read.
 std::size_t eliminate_dead_code(Graph& g) {
   std::vector<char> needed(g.values.size(), 0);
   for (std::int32_t v : g.outputs) needed[static_cast<std::size_t>(v)] = 1;
   std::vector<char> keep(g.nodes.size(), 0);
   for (std::size_t k = g.nodes.size(); k-- > 0;) {
     const GraphNode& n = g.nodes[k];
+    keep[k] = n.effect;
     for (std::int32_t v : n.out)
       if (v >= 0 && needed[static_cast<std::size_t>(v)]) keep[k] = 1;
     if (keep[k])

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <tenax/core/deferred_checks.hpp>
 #include <tenax/tenax.hpp>
 #include <tenax/trace.hpp>
 
@@ -431,9 +432,11 @@ TEST(Cuda, LinalgGradientsMatchTheCpu) {
 }
 
 // Failures on the device are reported like on the CPU: the same LinAlgError for the default
-// variants, the same info codes (kept on the device) for the _ex variants.
+// variants (when the device's results are next read: core/deferred_checks.hpp), the same info codes
+// (kept on the device) for the _ex variants.
 TEST(Cuda, LinalgFailuresReportLikeTheCpu) {
   REQUIRE_GPU();
+  tx::cuda::synchronize(0);  // (runs the checks earlier cases left)
   auto A = tx::contiguous(spd<double>(4, 99));
   A.mutable_data()[16] = -100;  // matrix 1 is not positive definite
   auto message = [](auto f) {
@@ -445,9 +448,34 @@ TEST(Cuda, LinalgFailuresReportLikeTheCpu) {
     return std::string();
   };
   const auto Ad = A.to(gpu);
-  const std::string mc = message([&] { tx::linalg::cholesky(A); }), md = message([&] { tx::linalg::cholesky(Ad); });
+  const std::string mc = message([&] { tx::linalg::cholesky(A); });
+  // On the device the call returns without waiting for the info codes; reading the result raises.
+  Tensor<double> Lbad;
+  EXPECT_NO_THROW(Lbad = tx::linalg::cholesky(Ad));
+  EXPECT_EQ(tx::detail::deferred_checks(gpu), 1u);
+  const std::string md = message([&] { (void)Lbad.to(tx::Device::cpu()); });
   EXPECT_FALSE(mc.empty());
   EXPECT_EQ(md, mc);
+  EXPECT_EQ(tx::detail::deferred_checks(gpu), 0u);
+  // ... or synchronising the device; a good matrix's check passes silently.
+  (void)tx::linalg::cholesky(Ad);
+  EXPECT_EQ(message([&] { tx::cuda::synchronize(0); }), mc);
+  const auto good = tx::linalg::cholesky(spd<double>(4, 101).to(gpu));
+  EXPECT_NO_THROW(tx::cuda::synchronize(0));
+  expect_close(good, tx::linalg::cholesky(spd<double>(4, 101)), 1e-12, "cholesky after a failure");
+  // A compiled program queues its runs without a synchronisation; the failure of one of K runs
+  // raises at the barrier.
+  const auto spd_d = spd<double>(4, 102).to(gpu);
+  const auto prog = tx::compile([](const Tensor<double>& x) { return tx::linalg::cholesky(x); }, spd_d);
+  (void)prog(spd_d);
+  tx::cuda::synchronize(0);
+  for (int k = 0; k < 8; ++k) (void)prog(k == 5 ? Ad : spd_d);
+  EXPECT_EQ(tx::detail::deferred_checks(gpu), 8u);
+  EXPECT_EQ(message([&] { tx::cuda::synchronize(0); }), mc);
+  EXPECT_NO_THROW((void)prog(spd_d).to(tx::Device::cpu()));
+  // The _ex variants leave no check.
+  (void)tx::linalg::cholesky_ex(Ad);
+  EXPECT_EQ(tx::detail::deferred_checks(gpu), 0u);
   auto [Ld, info_d] = tx::linalg::cholesky_ex(Ad);
   auto [Lc, info_c] = tx::linalg::cholesky_ex(A);
   EXPECT_TRUE(info_d.device() == gpu);

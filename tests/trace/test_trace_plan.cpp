@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/messages.hpp"
@@ -170,6 +172,55 @@ TEST(TracePlan, LinalgFailuresInPreparedRuns) {
   EXPECT_THROW((void)pq(nan), tx::linalg::LinAlgError);
   const auto a2 = Tensor<double>::randn({4, 3}, 2);
   expect_bitwise(pq(a2), qr(a2), "qr after the failure");
+
+  // The default variants raise in every run of a program, as eager does (the info check is a step
+  // of the program), with the same message; the program then runs again.
+  const auto sing = Tensor<double>::from_row_major({3, 3}, {1, 2, 0, 3, 5, 0, 4, 1, 0});
+  const auto negd = Tensor<double>::eye(3) * -1.0;
+  auto nanm = tx::clone(spd);
+  nanm.mutable_data()[4] = std::numeric_limits<double>::quiet_NaN();
+  const auto rhs = Tensor<double>::randn({3, 2}, 3);
+  using Fn = std::function<Tensor<double>(const Tensor<double>&)>;
+  const std::vector<std::tuple<std::string, Fn, Tensor<double>>> raising = {
+      {"solve", [rhs](const Tensor<double>& x) { return tx::linalg::solve(x, rhs); }, sing},
+      {"inv", [](const Tensor<double>& x) { return tx::linalg::inv(x); }, sing},
+      {"cholesky", [](const Tensor<double>& x) { return tx::linalg::cholesky(x); }, negd},
+      {"eigh", [](const Tensor<double>& x) { return tx::linalg::eigh(x).second; }, nanm},
+      {"eigvalsh", [](const Tensor<double>& x) { return tx::linalg::eigvalsh(x); }, nanm},
+      {"svd", [](const Tensor<double>& x) { return std::get<0>(tx::linalg::svd(x)); }, nanm},
+      {"svdvals", [](const Tensor<double>& x) { return tx::linalg::svdvals(x); }, nanm},
+      {"lu", [](const Tensor<double>& x) { return std::get<2>(tx::linalg::lu(x)); }, nanm},
+      {"lu_factor", [](const Tensor<double>& x) { return tx::linalg::lu_factor(x).first; }, nanm},
+      // only A's derivative is returned: the check must survive dead-code elimination
+      {"grad of solve",
+       [rhs](const Tensor<double>& x) {
+         return tx::grad([&](const Tensor<double>& z) { return tx::sum(tx::linalg::solve(z, rhs)); }, x);
+       },
+       sing},
+  };
+  for (const auto& [name, f, bad] : raising) {
+    SCOPED_TRACE(name);
+    const auto p = tx::compile(f, spd);
+    (void)p(spd);
+    EXPECT_TRUE(has(p.str(), "info_check")) << p.str();
+    std::string eager_what, compiled_what;
+    try {
+      (void)f(bad);
+    } catch (const tx::linalg::LinAlgError& e) {
+      eager_what = e.what();
+    }
+    try {
+      (void)p(bad);
+    } catch (const tx::linalg::LinAlgError& e) {
+      compiled_what = e.what();
+    }
+    EXPECT_FALSE(eager_what.empty()) << "eager did not raise";
+    EXPECT_EQ(compiled_what, eager_what);
+    expect_bitwise(p(spd), f(spd), name + " after the failure");
+  }
+  // A singular matrix is no error for lu (lu_factor_ex reports the zero pivot): no raise there.
+  const auto pl = tx::compile([](const Tensor<double>& x) { return std::get<2>(tx::linalg::lu(x)); }, spd);
+  EXPECT_NO_THROW((void)pl(sing));
 
   // slogdet_ex's info is computed in the program (not the value the trace saw): 0, then k for an
   // exactly singular input, then -1 for a NaN one, as eager.

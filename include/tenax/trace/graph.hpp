@@ -41,6 +41,9 @@ struct GraphNode {
   // as is or as a view of it (Op::one_kernel, or elementwise): the first run of a program may
   // capture that kernel (trace/program.hpp).
   bool one_kernel = false;
+  // The op acts through its forward alone (an info check that raises): kept by dead-code
+  // elimination although no output depends on it (Op::effect).
+  bool effect = false;
 };
 
 class Graph {

@@ -112,6 +112,7 @@ void Tracer::record(const Op& op, const R& r, const In&... in) {
   n.in = {use(Op::name, *in.impl())...};
   if constexpr (requires { Op::elementwise; }) n.elementwise = Op::elementwise;
   if constexpr (requires { Op::one_kernel; }) n.one_kernel = Op::one_kernel;
+  if constexpr (requires { Op::effect; }) n.effect = Op::effect;
   const auto outs = trace_tuple(r);
   std::apply([&](const auto&... o) { (n.out.push_back(o.defined() ? define(*o.impl()) : -1), ...); }, outs);
   n.forward = [op](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {

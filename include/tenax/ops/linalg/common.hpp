@@ -136,20 +136,6 @@ inline std::string batch_index(const Shape& shape, std::int64_t b) {
   return o.str();
 }
 
-// Raises the first nonzero info as a LinAlgError, with `what(info)` describing it.
-template <class F>
-void raise_info(std::string_view op, const Tensor<std::int32_t>& info_any, const Shape& input_shape, F&& what) {
-  const Tensor<std::int32_t> info = info_any.device().is_cpu() ? info_any : info_any.to(Device::cpu());
-  const std::int32_t* p = info.data();
-  for (std::int64_t b = 0, n = info.numel(); b < n; ++b) {
-    if (p[b] != 0) {
-      std::ostringstream o;
-      o << '[' << op << "] " << what(p[b]) << batch_index(input_shape, b) << " (input shape " << input_shape << ")";
-      throw linalg::LinAlgError(o.str());
-    }
-  }
-}
-
 // Info code tenax uses for a non-finite input (checked before LAPACK runs).
 inline constexpr std::int32_t kNonFiniteInfo = -1;
 

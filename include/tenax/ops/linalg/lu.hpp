@@ -5,6 +5,7 @@
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/permute_rows.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 #include "tenax/ops/linalg/triangular_matmul.hpp"
@@ -279,24 +280,6 @@ struct Lu {
 }  // namespace ops
 
 namespace linalg {
-namespace detail_lu {
-
-// A LinAlgError for the first matrix with inf or NaN (a zero pivot is not an error: the
-// factorization is complete, and lu_factor_ex reports it).
-inline void raise_nonfinite(const char* op, const Tensor<std::int32_t>& info_any, const Shape& input_shape) {
-  const Tensor<std::int32_t> info = info_any.device().is_cpu() ? info_any : info_any.to(Device::cpu());
-  for (std::int64_t b = 0; b < info.numel(); ++b) {
-    if (info.data()[b] == detail::kNonFiniteInfo) {
-      std::ostringstream o;
-      o << '[' << op << "] the input contains inf or NaN" << detail::batch_index(input_shape, b) << " (input shape "
-        << input_shape << ")";
-      throw LinAlgError(o.str());
-    }
-  }
-}
-
-}  // namespace detail_lu
-
 // Packed LU factorization with partial pivoting: (LU, pivots, info). info per matrix: 0, or k > 0
 // when U(k, k) is exactly zero (the factorization is still complete), or -1 for non-finite input.
 template <Floating T>
@@ -310,7 +293,7 @@ std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_factor_ex(c
 template <Floating T>
 std::pair<Tensor<T>, Tensor<std::int32_t>> lu_factor(const Tensor<T>& A) {
   auto [LU, piv, info] = lu_factor_ex(A);
-  detail_lu::raise_nonfinite("lu_factor", info, A.shape());
+  detail::raise_info("lu_factor", info, A.shape(), detail::nonfinite_failure, true);
   return {LU, piv};
 }
 
@@ -321,7 +304,7 @@ template <Floating T>
 std::tuple<Tensor<T>, Tensor<T>, Tensor<T>> lu(const Tensor<T>& A) {
   detail::check_matrix("lu", A);
   auto [P, L, U, piv, info] = detail::apply(ops::Lu{}, A);
-  detail_lu::raise_nonfinite("lu", info, A.shape());
+  detail::raise_info("lu", info, A.shape(), detail::nonfinite_failure, true);
   return {P.detach(), L, U};
 }
 

@@ -4,6 +4,7 @@
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"
 
 namespace tenax {

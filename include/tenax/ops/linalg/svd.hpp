@@ -3,6 +3,7 @@
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
 
 namespace tenax {

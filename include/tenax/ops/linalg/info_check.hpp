@@ -1,0 +1,72 @@
+#pragma once
+// The failure check of the default (raising) linalg variants, as an op: recorded while tracing like
+// every other op, so a compiled program checks each run's info as the eager call does (instead of
+// returning the NaN results of a failed factorization), and kept by dead-code elimination although
+// it has no output (Op::effect). On a device it does not synchronise: the check runs when the
+// device's results are next read.
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "tenax/ad/apply.hpp"
+#include "tenax/core/deferred_checks.hpp"
+#include "tenax/kernels/map.hpp"
+#include "tenax/ops/linalg/common.hpp"
+
+namespace tenax {
+namespace ops {
+
+struct InfoCheck {
+  static constexpr const char* name = "info_check";
+  static constexpr bool effect = true;
+  static constexpr bool one_kernel = true;  // on the CPU (kernels/capture.hpp)
+  const char* op;                           // the checked op, named in the error
+  Shape input_shape;                        // its input's shape: the batch element and the message
+  std::string (*what)(std::int32_t);        // describes a failing info code
+  bool nonfinite_only = false;              // only kNonFiniteInfo fails (lu: a zero pivot is reported, not raised)
+
+  // Raises LinAlgError for the first failing matrix; no output. On a device the codes are not
+  // waited for: the check runs when the device's results are next read (core/deferred_checks.hpp).
+  Tensor<std::int32_t> forward(const Tensor<std::int32_t>& info) const {
+    if (info.device().is_cpu()) {
+      // One captured kernel (a prepared run calls it on each run's codes).
+      const Tensor<std::int32_t> c = info.impl()->is_contiguous() ? info : info.contiguous();
+      const detail::TensorImpl* none = nullptr;
+      detail::record_kernel_n(
+          [self = *this, n = c.numel()](char* const* p) { self.check(reinterpret_cast<const std::int32_t*>(p[1]), n); },
+          {none}, {c.impl().get()});
+    } else if (info.numel() > 0) {
+      // A copy of its own: a prepared program writes the next run's codes into the same buffer.
+      detail::defer_check(clone(info).impl(),
+                          [self = *this](const std::int32_t* codes, std::int64_t n) { self.check(codes, n); });
+    }
+    return {};
+  }
+
+  void check(const std::int32_t* codes, std::int64_t n) const {
+    for (std::int64_t b = 0; b < n; ++b) {
+      if (codes[b] != 0 && (!nonfinite_only || codes[b] == detail::kNonFiniteInfo)) {
+        std::ostringstream o;
+        o << '[' << op << "] " << what(codes[b]) << detail::batch_index(input_shape, b) << " (input shape "
+          << input_shape << ")";
+        throw linalg::LinAlgError(o.str());
+      }
+    }
+  }
+};
+
+}  // namespace ops
+
+namespace detail {
+
+// Raises the first failing info (nonzero; with nonfinite_only, kNonFiniteInfo only) as a
+// LinAlgError, with what(info) describing it; recorded as an InfoCheck step while tracing.
+inline void raise_info(const char* op, const Tensor<std::int32_t>& info, const Shape& input_shape,
+                       std::string (*what)(std::int32_t), bool nonfinite_only = false) {
+  (void)apply_nondiff(ops::InfoCheck{op, input_shape, what, nonfinite_only}, info);
+}
+
+inline std::string nonfinite_failure(std::int32_t) { return "the input contains inf or NaN"; }
+
+}  // namespace detail
+}  // namespace tenax
