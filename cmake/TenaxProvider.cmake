@@ -1,25 +1,39 @@
-# Selects the CPU provider: sources to compile and the tenax_provider interface target.
+# Selects the CPU provider: its sources, compiled on their own (the object library
+# tenax_provider_objects, which tenax takes in), and the tenax_provider interface target that
+# carries the provider's link requirements.
+#
+# Only the provider's own files see its headers (cblas.h/lapacke.h or Eigen) and its macro
+# (TENAX_PROVIDER_<NAME>): the rest of tenax, and every program that links it, compiles the same
+# whichever provider is chosen (scripts/test.sh relies on this to reuse compiled test objects,
+# through ccache, when it rebuilds with a second provider).
 include(TenaxProviderDeps)
 tenax_find_provider_deps(${TENAX_PROVIDER})
 add_library(tenax_provider INTERFACE)
+string(TOUPPER ${TENAX_PROVIDER} _tenax_provider_up)
 if(TENAX_PROVIDER STREQUAL "eigen")
-  # One file per routine family, so the heavy Eigen solvers compile in parallel.
-  set(TENAX_PROVIDER_SOURCES src/cpu/provider_eigen.cpp src/cpu/provider_eigen_lu.cpp src/cpu/provider_eigen_cholesky.cpp
-      src/cpu/provider_eigen_qr.cpp src/cpu/provider_eigen_syevd.cpp src/cpu/provider_eigen_gesdd_real.cpp
-      src/cpu/provider_eigen_gesdd_complex.cpp)
-  target_link_libraries(tenax_provider INTERFACE $<BUILD_INTERFACE:tenax_dep::eigen>)
-  target_compile_definitions(tenax_provider INTERFACE $<BUILD_INTERFACE:TENAX_PROVIDER_EIGEN>)
+  # One file per routine family (gesdd: one per dtype), so the heavy Eigen solvers compile in parallel.
+  set(_tenax_provider_sources src/cpu/provider_eigen.cpp src/cpu/provider_eigen_lu.cpp
+      src/cpu/provider_eigen_cholesky.cpp src/cpu/provider_eigen_qr.cpp src/cpu/provider_eigen_syevd.cpp
+      src/cpu/provider_eigen_gesdd_f32.cpp src/cpu/provider_eigen_gesdd_f64.cpp
+      src/cpu/provider_eigen_gesdd_c64.cpp src/cpu/provider_eigen_gesdd_c128.cpp)
+  set(_tenax_provider_dep tenax_dep::eigen)
 else()
-  set(TENAX_PROVIDER_SOURCES src/cpu/provider_cblas.cpp)
-  target_link_libraries(tenax_provider INTERFACE $<BUILD_INTERFACE:tenax_dep::blas>)
-  string(TOUPPER ${TENAX_PROVIDER} _up)
-  target_compile_definitions(tenax_provider INTERFACE $<BUILD_INTERFACE:TENAX_PROVIDER_${_up}>)
+  set(_tenax_provider_sources src/cpu/provider_cblas.cpp)
+  set(_tenax_provider_dep tenax_dep::blas)
 endif()
+target_link_libraries(tenax_provider INTERFACE $<BUILD_INTERFACE:${_tenax_provider_dep}>
+                                               $<INSTALL_INTERFACE:${_tenax_provider_dep}>)
+
+add_library(tenax_provider_objects OBJECT ${_tenax_provider_sources})
+target_compile_features(tenax_provider_objects PRIVATE cxx_std_20)
+target_include_directories(tenax_provider_objects PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_compile_definitions(tenax_provider_objects PRIVATE TENAX_PROVIDER_${_tenax_provider_up})
+target_link_libraries(tenax_provider_objects PRIVATE ${_tenax_provider_dep})
+set_target_properties(tenax_provider_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
+if(NOT MSVC)
+  target_compile_options(tenax_provider_objects PRIVATE -Wall -Wextra)
+endif()
+
 # The installed package re-creates these dependencies from TenaxProviderDeps.cmake.
 set_target_properties(tenax_provider PROPERTIES EXPORT_NAME provider)
-if(TENAX_PROVIDER STREQUAL "eigen")
-  target_link_libraries(tenax_provider INTERFACE $<INSTALL_INTERFACE:tenax_dep::eigen>)
-else()
-  target_link_libraries(tenax_provider INTERFACE $<INSTALL_INTERFACE:tenax_dep::blas>)
-endif()
 message(STATUS "tenax: CPU provider ${TENAX_PROVIDER}")

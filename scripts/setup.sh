@@ -3,8 +3,8 @@
 # Idempotent: packages already installed are left alone, and the package lists are refreshed only
 # when something has to be installed.
 #
-#   scripts/setup.sh                    compiler, CMake, Ninja, OpenBLAS/LAPACKE, Eigen, GoogleTest,
-#                                       Google Benchmark
+#   scripts/setup.sh                    compiler, CMake, Ninja, ccache, OpenBLAS/LAPACKE, Eigen,
+#                                       GoogleTest, Google Benchmark
 #   scripts/setup.sh --with-libtorch    also libtorch-dev (the libtorch reference benchmarks)
 #   scripts/setup.sh --with-python      also python3 (report tooling)
 #   scripts/setup.sh --with-python-refs also python3-venv, python3-numpy and python3-torch (PyTorch
@@ -44,6 +44,7 @@ fi
 
 packages=(
   cmake g++ make ninja-build
+  ccache                           # scripts/test.sh: the second provider's build reuses the first's objects
   libopenblas-dev liblapacke-dev   # default CPU provider (CBLAS + LAPACKE)
   libeigen3-dev                    # the Eigen provider
   libgtest-dev                     # tests

@@ -54,8 +54,9 @@ quiet() {
   fi
 }
 
-# The CUDA backend is built by the first provider's stage whenever the toolkit is installed (sm_80
-# and sm_90; its GPU tests then run only where a GPU is visible); the other stages build without it.
+# The CUDA backend is built by the provider stages whenever the toolkit is installed (sm_80 and
+# sm_90; its GPU tests then run only where a GPU is visible; the second provider's stage takes the
+# objects from ccache); the sanitizer, tsan and fuzz stages build without it.
 cuda_args=(-DTENAX_WITH_CUDA=OFF)
 nvcc_path=$(command -v nvcc 2>/dev/null || true)
 [[ -z $nvcc_path && -x /usr/local/cuda/bin/nvcc ]] && nvcc_path=/usr/local/cuda/bin/nvcc
@@ -64,6 +65,19 @@ if [[ -n $nvcc_path ]]; then
   cuda_args=(-DTENAX_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_path" -DCMAKE_CUDA_ARCHITECTURES="80;90")
 else
   say "no CUDA toolkit (nvcc): the CUDA backend is not built"
+fi
+
+# ccache (when installed; scripts/setup.sh installs it) with a cache of its own in the build root:
+# the provider stages compile the same test programs, examples and CUDA sources with the same flags
+# (only the provider's own sources differ, cmake/TenaxProvider.cmake), so the second provider's
+# stage takes them from the first's. TENAX_CCACHE=0 turns it off.
+launcher_args=()
+if [[ ${TENAX_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null 2>&1; then
+  export CCACHE_DIR=${CCACHE_DIR:-$build_root/ccache} CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+  launcher_args=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  [[ -n $nvcc_path ]] && launcher_args+=(-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  ccache --zero-stats >/dev/null 2>&1 || true
+  say "ccache: $CCACHE_DIR"
 fi
 
 status=0
@@ -93,15 +107,17 @@ for i in "${!providers[@]}"; do
   if ((i == 0)); then
     extra+=(-DTENAX_TESTS_PROVIDER_ONLY=OFF -DTENAX_CHECK_HEADERS=ON -DTENAX_TEST_CONSUMER=ON "${cuda_args[@]}")
   else
-    extra+=(-DTENAX_TESTS_PROVIDER_ONLY=ON -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF -DTENAX_WITH_CUDA=OFF)
+    extra+=(-DTENAX_TESTS_PROVIDER_ONLY=ON -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF "${cuda_args[@]}")
   fi
   start=$SECONDS
   say "[$provider] configure + build ($dir, -j$jobs)"
   quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DTENAX_PROVIDER="$provider" -DTENAX_BUILD_TESTS=ON -DTENAX_BUILD_EXAMPLES=ON -DTENAX_BUILD_BENCH=OFF \
-    "${extra[@]}"
+    "${extra[@]}" "${launcher_args[@]}"
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs"
-  say "[$provider] built in $((SECONDS - start)) s; running ctest"
+  cache=""
+  ((${#launcher_args[@]})) && cache=" ($(ccache --print-stats 2>/dev/null | awk -F'\t' '$1=="direct_cache_hit"||$1=="preprocessed_cache_hit"{h+=$2} $1=="cache_miss"{m=$2} END{printf "ccache: %d hits, %d misses so far", h, m}'))"
+  say "[$provider] built in $((SECONDS - start)) s${cache}; running ctest"
   run_ctest "$provider" "$dir"
 done
 # The sanitizer pass (ASan + UBSan, errors fatal): the library and a reduced set of test programs
@@ -156,9 +172,13 @@ if [[ ${TENAX_SKIP_FUZZ:-0} != 1 ]]; then
   dir=$build_root/fuzz
   mkdir -p "$dir"
   start=$SECONDS
-  say "[fuzz] configure + build ($dir, clang, libFuzzer + ASan + UBSan)"
+  # -O1 with line tables: optimisation is nine tenths of the target's compile time at -O2, and
+  # ASan's reports need only file:line.
+  fuzz_flags="-O1 -gline-tables-only -DNDEBUG"
+  say "[fuzz] configure + build ($dir, clang $fuzz_flags, libFuzzer + ASan + UBSan)"
   quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" -DCMAKE_C_COMPILER=clang \
-    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENAX_BUILD_FUZZ=ON -DTENAX_PROVIDER="${providers[0]}" \
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$fuzz_flags" \
+    -DTENAX_BUILD_FUZZ=ON -DTENAX_PROVIDER="${providers[0]}" \
     -DTENAX_BUILD_TESTS=OFF -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF -DTENAX_WITH_CUDA=OFF
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target fuzz_linalg
   seconds=${TENAX_FUZZ_SECONDS:-60}

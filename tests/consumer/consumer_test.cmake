@@ -1,6 +1,7 @@
 # Driver of the `consumer` test (cmake -P). See CMakeLists.txt next to it for the two scenarios.
 # Inputs (-D): TENAX_SOURCE_DIR TENAX_BINARY_DIR WORK_DIR SUBDIR_PROJECT GENERATOR CXX_COMPILER
-#              BUILD_TYPE PROVIDER SHARED CXX_FLAGS LINK_FLAGS
+#              BUILD_TYPE PROVIDER SHARED CXX_FLAGS LINK_FLAGS CXX_LAUNCHER; CUDA_COMPILER,
+#              CUDA_LAUNCHER and CUDA_ARCHITECTURES (',' between them) when the build has CUDA
 cmake_minimum_required(VERSION 3.25)
 
 foreach(v TENAX_SOURCE_DIR TENAX_BINARY_DIR WORK_DIR SUBDIR_PROJECT GENERATOR BUILD_TYPE PROVIDER)
@@ -31,6 +32,9 @@ endif()
 if(CXX_FLAGS)
   list(APPEND common "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINK_FLAGS}")
 endif()
+if(CXX_LAUNCHER)
+  list(APPEND common -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})
+endif()
 set(build_args --parallel 2)
 set(config_arg)
 if(GENERATOR MATCHES "Visual Studio|Xcode|Multi-Config")
@@ -39,6 +43,20 @@ endif()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}/elsewhere")
+
+# The add_subdirectory project's CUDA settings, in an initial cache (the architectures are a list).
+set(sub_cuda -DTENAX_WITH_CUDA=OFF)
+if(CUDA_COMPILER)
+  string(REPLACE "," ";" archs "${CUDA_ARCHITECTURES}")
+  set(cache "set(TENAX_WITH_CUDA ON CACHE STRING \"\")\n")
+  string(APPEND cache "set(CMAKE_CUDA_COMPILER \"${CUDA_COMPILER}\" CACHE FILEPATH \"\")\n")
+  string(APPEND cache "set(CMAKE_CUDA_ARCHITECTURES \"${archs}\" CACHE STRING \"\")\n")
+  if(CUDA_LAUNCHER)
+    string(APPEND cache "set(CMAKE_CUDA_COMPILER_LAUNCHER \"${CUDA_LAUNCHER}\" CACHE STRING \"\")\n")
+  endif()
+  file(WRITE "${WORK_DIR}/cuda_cache.cmake" "${cache}")
+  set(sub_cuda -C "${WORK_DIR}/cuda_cache.cmake")
+endif()
 
 # ---- (a) install, relocate, find_package ------------------------------------------------------
 set(stage "${WORK_DIR}/stage")
@@ -95,7 +113,7 @@ endforeach()
 
 # ---- (b) add_subdirectory ---------------------------------------------------------------------
 set(sub "${WORK_DIR}/subdir")
-set(sub_args ${common} "-DTENAX_SOURCE_DIR=${TENAX_SOURCE_DIR}" "-DTENAX_PROVIDER=${PROVIDER}")
+set(sub_args ${common} ${sub_cuda} "-DTENAX_SOURCE_DIR=${TENAX_SOURCE_DIR}" "-DTENAX_PROVIDER=${PROVIDER}")
 if(SHARED)
   list(APPEND sub_args -DBUILD_SHARED_LIBS=ON)
 endif()

@@ -1,13 +1,9 @@
-// The Eigen provider: gesdd (BDCSVD) for real types.
+// The Eigen provider: gesdd (BDCSVD) for double (one file per dtype: BDCSVD is the slowest part
+// of the library to compile, and separate files build in parallel).
 #include "eigen/gesdd.hpp"
 
 namespace tenax::cpu {
 
-template <>
-int gesdd<float>(char jobz, std::int64_t m, std::int64_t n, float* A, std::int64_t lda, real_t<float>* s, float* U,
-                 std::int64_t ldu, float* VT, std::int64_t ldvt) {
-  return eigen_gesdd<float>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
-}
 template <>
 int gesdd<double>(char jobz, std::int64_t m, std::int64_t n, double* A, std::int64_t lda, real_t<double>* s, double* U,
                   std::int64_t ldu, double* VT, std::int64_t ldvt) {

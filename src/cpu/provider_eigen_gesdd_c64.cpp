@@ -1,4 +1,5 @@
-// The Eigen provider: gesdd (BDCSVD) for complex types.
+// The Eigen provider: gesdd (BDCSVD) for std::complex<float> (one file per dtype: BDCSVD is the slowest part
+// of the library to compile, and separate files build in parallel).
 #include "eigen/gesdd.hpp"
 
 namespace tenax::cpu {
@@ -8,12 +9,6 @@ int gesdd<std::complex<float>>(char jobz, std::int64_t m, std::int64_t n, std::c
                                real_t<std::complex<float>>* s, std::complex<float>* U, std::int64_t ldu,
                                std::complex<float>* VT, std::int64_t ldvt) {
   return eigen_gesdd<std::complex<float>>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
-}
-template <>
-int gesdd<std::complex<double>>(char jobz, std::int64_t m, std::int64_t n, std::complex<double>* A, std::int64_t lda,
-                                real_t<std::complex<double>>* s, std::complex<double>* U, std::int64_t ldu,
-                                std::complex<double>* VT, std::int64_t ldvt) {
-  return eigen_gesdd<std::complex<double>>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
 }
 
 }  // namespace tenax::cpu
