@@ -61,7 +61,7 @@ cuda_args=(-DTENAX_WITH_CUDA=OFF)
 nvcc_path=$(command -v nvcc 2>/dev/null || true)
 [[ -z $nvcc_path && -x /usr/local/cuda/bin/nvcc ]] && nvcc_path=/usr/local/cuda/bin/nvcc
 if [[ -n $nvcc_path ]]; then
-  say "CUDA toolkit: $nvcc_path (the first stage builds the CUDA backend)"
+  say "CUDA toolkit: $nvcc_path (the provider stages build the CUDA backend)"
   cuda_args=(-DTENAX_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_path" -DCMAKE_CUDA_ARCHITECTURES="80;90")
 else
   say "no CUDA toolkit (nvcc): the CUDA backend is not built"
