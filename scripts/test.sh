@@ -71,8 +71,11 @@ fi
 # the provider stages compile the same test programs, examples and CUDA sources with the same flags
 # (only the provider's own sources differ, cmake/TenaxProvider.cmake), so the second provider's
 # stage takes them from the first's. TENAX_CCACHE=0 turns it off.
-launcher_args=()
+# Without it the launchers are set empty, so a build directory configured with ccache before drops it.
+launcher_args=(-DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_CUDA_COMPILER_LAUNCHER=)
+use_ccache=0
 if [[ ${TENAX_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null 2>&1; then
+  use_ccache=1
   export CCACHE_DIR=${CCACHE_DIR:-$build_root/ccache} CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
   launcher_args=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   [[ -n $nvcc_path ]] && launcher_args+=(-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
@@ -116,7 +119,7 @@ for i in "${!providers[@]}"; do
     "${extra[@]}" "${launcher_args[@]}"
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs"
   cache=""
-  ((${#launcher_args[@]})) && cache=" ($(ccache --print-stats 2>/dev/null | awk -F'\t' '$1=="direct_cache_hit"||$1=="preprocessed_cache_hit"{h+=$2} $1=="cache_miss"{m=$2} END{printf "ccache: %d hits, %d misses so far", h, m}'))"
+  ((use_ccache)) && cache=" ($(ccache --print-stats 2>/dev/null | awk -F'\t' '$1=="direct_cache_hit"||$1=="preprocessed_cache_hit"{h+=$2} $1=="cache_miss"{m=$2} END{printf "ccache: %d hits, %d misses so far", h, m}'))"
   say "[$provider] built in $((SECONDS - start)) s${cache}; running ctest"
   run_ctest "$provider" "$dir"
 done
