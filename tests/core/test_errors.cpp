@@ -29,6 +29,25 @@ using TD = tx::Tensor<double>;
 
 }  // namespace
 
+TEST(Errors, UndefinedTensorRaises) {
+  // A default-constructed Tensor has no body: every use raises instead of dereferencing it.
+  const TD u, x = TD::ones({2, 2});
+  const char* undefined = "undefined";
+  expect_error([&] { (void)u.shape(); }, "[tensor]", {undefined});
+  expect_error([&] { (void)u.numel(); }, "[tensor]", {undefined});
+  expect_error([&] { (void)u.item(); }, "[tensor]", {undefined});
+  expect_error([&] { (void)u.to_vector(); }, "[", {undefined});
+  expect_error([&] { (void)tx::exp(u); }, "[exp]", {undefined});
+  expect_error([&] { (void)tx::add(x, u); }, "[add]", {undefined});
+  expect_error([&] { (void)tx::add(u, x); }, "[add]", {undefined});
+  expect_error([&] { (void)tx::sum(u); }, "[", {undefined});
+  expect_error([&] { (void)tx::matmul(x, u); }, "[", {undefined});
+  expect_error([&] { (void)tx::reshape(u, {4}); }, "[", {undefined});
+  expect_error([&] { (void)tx::linalg::solve(x, u); }, "[", {undefined});
+  EXPECT_FALSE(u.defined());
+  EXPECT_FALSE(u.tracks_grad());
+}
+
 TEST(Errors, IsARuntimeError) {
   try {
     TD::zeros({2}).item();

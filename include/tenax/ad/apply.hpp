@@ -197,6 +197,8 @@ void anomaly_forward(const char* op, const R& r, const In&... in) {
 
 template <class Op, class... In>
 auto apply(const Op& op, const In&... in) {
+  if (!(... && static_cast<bool>(in.impl()))) [[unlikely]]
+    fail(Op::name, "undefined input tensor (default-constructed)");
   ModeState& m = mode();
   const bool rec = m.grad_enabled && (... || in.impl()->requires_grad);
   const bool fw = m.fw_enabled && (... || static_cast<bool>(in.impl()->tangent));

@@ -160,24 +160,32 @@ class Tensor {
     return dev.is_cpu() ? t : t.to(dev);
   }
 
-  // ---- metadata -----------------------------------------------------------------------------
+  // ---- metadata (an undefined, default-constructed tensor raises an Error on each) -------------
   bool defined() const { return static_cast<bool>(impl_); }
-  const Shape& shape() const { return impl_->shape; }
-  int dim() const { return impl_->rank(); }
-  std::int64_t size(int d) const { return impl_->shape[wrap_axis(d, dim(), "size")]; }
-  std::int64_t numel() const { return impl_->numel(); }
-  const Strides& strides() const { return impl_->strides; }
-  std::int64_t offset() const { return impl_->offset; }
-  Device device() const { return impl_->device; }
+  const Shape& shape() const { return body().shape; }
+  int dim() const { return body().rank(); }
+  std::int64_t size(int d) const { return body().shape[wrap_axis(d, dim(), "size")]; }
+  std::int64_t numel() const { return body().numel(); }
+  const Strides& strides() const { return body().strides; }
+  std::int64_t offset() const { return body().offset; }
+  Device device() const { return body().device; }
   DType dtype() const { return kDType; }
-  bool is_contiguous() const { return impl_->is_contiguous(); }
+  bool is_contiguous() const { return body().is_contiguous(); }
   const detail::ImplPtr& impl() const { return impl_; }
 
+ private:
+  const detail::TensorImpl& body() const {
+    if (!impl_) [[unlikely]]
+      detail::fail("tensor", "undefined tensor (default-constructed): it has no shape, dtype, device or data");
+    return *impl_;
+  }
+
+ public:
   // ---- data access (CPU tensors) ------------------------------------------------------------
-  const T* data() const { return static_cast<const T*>(impl_->data()); }
+  const T* data() const { return static_cast<const T*>(body().data()); }
   // Writable pointer to the first element. Writing through it bypasses AD: meant for filling
   // freshly created tensors.
-  T* mutable_data() const { return static_cast<T*>(impl_->data()); }
+  T* mutable_data() const { return static_cast<T*>(body().data()); }
   // Element at a multi-index (CPU only; bounds checked).
   T at(std::initializer_list<std::int64_t> idx) const {
     TENAX_CHECK(device().is_cpu(), "at", "element access needs a CPU tensor, got ", device().str());
