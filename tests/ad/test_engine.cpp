@@ -542,6 +542,36 @@ TEST(Transforms, InnerTransformOverAClosureIsDifferentiated) {
   EXPECT_FALSE(g.tracks_grad());
 }
 
+TEST(Transforms, InnerTransformOverTheVariableItClosesOver) {
+  // The inner transform's argument and the closure are the same outer variable. The inner
+  // derivative counts only the argument: h(x) = d/dy [x y] at y = x = x, so dh/dx = 1 (not 2,
+  // which counting the closure's use too would give).
+  const auto x = TD::scalar(3.0);
+  auto h = [](const TD& xo) { return tx::grad([&](const TD& y) { return xo * y; }, xo); };
+  EXPECT_DOUBLE_EQ(h(x).item(), 3.0);
+  EXPECT_DOUBLE_EQ(tx::grad(h, x).item(), 1.0);
+  auto hv = [](const TD& xo) {
+    auto [val, pb] = tx::vjp([&](const TD& y) { return xo * y; }, xo);
+    return pb(TD::scalar(1.0));
+  };
+  EXPECT_DOUBLE_EQ(tx::grad(hv, x).item(), 1.0);
+  auto hj = [](const TD& xo) { return tx::jvp([&](const TD& y) { return xo * y; }, xo, TD::scalar(1.0)).second; };
+  EXPECT_DOUBLE_EQ(tx::grad(hj, x).item(), 1.0);
+  // h2(x) = d/dy [sum(sin(x) y^2)] at y = x = 2 sin(x) x: dh2/dx = 2 (cos(x) x + sin(x)).
+  const auto v = TD::randn({3}, 41);
+  auto h2 = [](const TD& xo) {
+    return tx::sum(tx::grad([&](const TD& y) { return tx::sum(tx::sin(xo) * y * y); }, xo));
+  };
+  expect_close(tx::grad(h2, v), 2.0 * (tx::cos(v) * v + tx::sin(v)));
+  // A tape leaf as the argument and in the closure: d/dy [x y] = x, also at top level.
+  const auto xl = x.requires_grad();
+  const auto inner = tx::grad([&](const TD& y) { return xl * y; }, xl);
+  EXPECT_DOUBLE_EQ(inner.item(), 3.0);
+  // That result is recorded: differentiating it by x gives 1.
+  inner.backward();
+  EXPECT_DOUBLE_EQ(xl.grad().item(), 1.0);
+}
+
 TEST(Engine, BackwardWithCreateGraph) {
   // Tape style second order: backward(create_graph) records the backward pass, so the gradient
   // can be differentiated again.

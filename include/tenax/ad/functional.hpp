@@ -2,7 +2,7 @@
 // Function transforms over the eager engine: grad, value_and_grad, vjp, jvp, hvp.
 //
 // Nesting: when an input already takes part in an enclosing reverse pass (grad of grad), the
-// inner pass differentiates with respect to that very tensor and records its own backward
+// inner pass differentiates with respect to a recorded view of it (grad_input) and records its own backward
 // (create_graph), so the outer pass differentiates through it. The same holds for an inner
 // transform over other variables run while an outer one evaluates its function (the inner
 // function closes over the outer variable): it records its backward too. Forward over reverse (jvp of grad,
@@ -21,6 +21,7 @@
 #include "tenax/ad/mode.hpp"
 #include "tenax/ad/tensor_ad.hpp"
 #include "tenax/core/tensor.hpp"
+#include "tenax/ops/shape/reshape.hpp"
 
 namespace tenax {
 namespace detail {
@@ -65,14 +66,16 @@ Y result_of_transform(const Y& t, bool keep) {
   return Y(std::move(p));
 }
 
-// A tensor to differentiate with respect to: x itself when an enclosing pass records it,
-// otherwise a fresh leaf sharing x's data (and tangent).
+// A tensor to differentiate with respect to. When an enclosing pass records x: a recorded view
+// of x (an identity on the tape), so the inner pass stops at a node of its own and counts only
+// the function's uses of its argument, not those of x the function closes over; the enclosing
+// pass differentiates through the view to x. Otherwise a fresh leaf sharing x's data (and tangent).
 template <class T>
 Tensor<T> grad_input(const Tensor<T>& x, bool& nested) {
   TENAX_CHECK(x.defined(), "grad", "undefined input");
   if (x.tracks_grad() && is_grad_enabled()) {
     nested = true;
-    return x;
+    return detail::apply(ops::Reshape{x.shape()}, x);
   }
   return x.requires_grad();  // keeps x's tangent (forward over reverse); detach() would drop it
 }
