@@ -176,7 +176,22 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
         ": compiled for ", want.str(), " on ", want.device.str(), ", got ",
         t ? ValueInfo{t->dtype, t->shape, t->device}.str() + " on " + t->device.str() : std::string("undefined"));
   }
-  const bool anomaly = detail::mode().anomaly;
+  // A prepared run neither records on the tape, nor carries tangents, nor is traced: its results
+  // would be constants to those. Differentiate or trace the function (or the Traced) instead.
+  const detail::ModeState& m = detail::mode();
+  TENAX_CHECK(!m.tracer, "compiled",
+              "a compiled program cannot be called while trace() records (its results would be constants); "
+              "call the traced function or the Traced instead");
+  for (std::size_t k = 0; k < n_inputs; ++k) {
+    const detail::TensorImpl& t = *inputs[k];
+    TENAX_CHECK(!(m.grad_enabled && t.requires_grad), "compiled", "input ", k,
+                " requires grad, but a compiled program is not differentiable; compile grad(trace(f)) (or "
+                "differentiate the Traced) instead");
+    TENAX_CHECK(!(m.fw_enabled && t.tangent), "compiled", "input ", k,
+                " carries a forward-mode tangent, but a compiled program is not differentiable; compile "
+                "jvp(trace(f)) (or differentiate the Traced) instead");
+  }
+  const bool anomaly = m.anomaly;
   GradModeGuard no_rec(false);
   detail::ForwardOffGuard no_fw;
   detail::TracerPause no_trace;

@@ -178,6 +178,34 @@ TEST(Trace, JitCompilesOncePerSignature) {
   EXPECT_EQ(j.compilations(), 3u);
 }
 
+TEST(Trace, CompiledIsNeitherDifferentiableNorTraceable) {
+  // A prepared run records nothing: its results would silently be constants to a trace or a
+  // transform, so each of those calls raises instead.
+  auto f = [](const Tensor<double>& x) { return tx::sum(tx::sin(x) * x); };
+  const auto x = Tensor<double>::randn({3}, 1);
+  const auto p = tx::compile(f, x);
+  auto expect_raise = [](auto&& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << "no error";
+    } catch (const tx::Error& e) {
+      const std::string m = e.what();
+      EXPECT_TRUE(has(m, "[compiled]")) << m;
+      EXPECT_TRUE(has(m, what)) << m;
+    }
+  };
+  expect_raise([&] { (void)tx::grad([&](const Tensor<double>& y) { return p(y); }, x); }, "requires grad");
+  expect_raise([&] { (void)tx::jvp([&](const Tensor<double>& y) { return p(y); }, x, x); }, "tangent");
+  expect_raise([&] { (void)tx::trace([&](const Tensor<double>& y) { return p(y) * 2.0; }, x); }, "trace()");
+  // Without a transform, a leaf input is fine when recording is off; the Traced differentiates.
+  {
+    tx::NoGradGuard off;
+    EXPECT_NO_THROW((void)p(x.requires_grad()));
+  }
+  const auto g = tx::trace(f, x);
+  expect_bitwise(tx::grad([&](const Tensor<double>& y) { return g(y); }, x), tx::grad(f, x), "grad of the Traced");
+}
+
 TEST(Trace, NestedTraceIsAnError) {
   auto inner = [](const Tensor<double>& x) { return x * 2.0; };
   auto outer = [&](const Tensor<double>& x) { return tx::trace(inner, x)(x); };

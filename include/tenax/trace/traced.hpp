@@ -11,8 +11,10 @@
 // Tracing is by execution: f runs once on the example values (every op's forward runs, so shape
 // logic is exactly eager's) while apply records each op. Consequences, all documented:
 //   - control flow that reads tensor values on the host (item(), to_vector(), the det rule's
-//     singular-matrix branch, linalg's info checks) is evaluated once, at trace time; a compiled
-//     solve of a singular matrix returns NaN instead of throwing;
+//     singular-matrix branch) is evaluated once, at trace time; linalg's info checks are steps
+//     of the program, so a compiled solve of a singular matrix raises as eager does;
+//   - a Compiled is not differentiable and cannot be traced: calling it on inputs that require
+//     grad or carry tangents, or while trace() records, raises (differentiate the Traced);
 //   - graph inputs are contiguous copies of the examples, and a prepared run makes its inputs
 //     contiguous, so both see the same layouts (eager on the same contiguous inputs is
 //     bit-identical to the prepared run);
