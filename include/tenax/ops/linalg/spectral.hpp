@@ -12,8 +12,13 @@ namespace tenax::linalg {
 
 // How eigh/svd derivative rules treat (nearly) repeated eigen/singular values.
 //   Exact:      F_ij = 1/(l_j - l_i) as written (inf for exactly repeated values).
-//   Mask:       F_ij = 0 when |l_j - l_i| <= tol. Exact whenever the loss is invariant under
-//               rotations inside each degenerate subspace (then those terms multiply zeros).
+//   Mask:       F_ij = 0 when |l_j - l_i| <= tol. Exact for losses of the values alone (first
+//               order) and whenever the masked pairs' terms vanish in the limit. Not exact for a
+//               smooth spectral function V f(L) V^H (e.g. expm via eigh) at repeated values: its
+//               true gradient has the finite limit (f(l_i) - f(l_j)) / (l_i - l_j) -> f'(l) in those
+//               entries, and the mask drops it; the gauge check cannot see this (the cotangent's
+//               gauge part is exactly zero there). Second derivatives of eigvalsh/svdvals at
+//               repeated values go through the vectors' tangent and miss the same terms.
 //   Lorentzian: F_ij = d/(d^2 + epsilon) with d = l_j - l_i (Liao et al. 2019).
 // For the SVD the policy acts on the singular part 1/(s_k - s_j) of 1/(s_k^2 - s_j^2) (split in
 // partial fractions, MATH.md section 6); the regular part 1/(s_k + s_j) is kept.
