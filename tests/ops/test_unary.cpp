@@ -3,6 +3,7 @@
 // views, scalars and empty tensors.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <complex>
 
 #include "support/gradcheck.hpp"
@@ -306,6 +307,10 @@ TEST(Unary, KinksUseDocumentedSubgradients) {
   EXPECT_EQ(gabs.to_vector(), (std::vector<double>{-1, 0, 1}));
   auto grelu = tx::grad([](const auto& t) { return tx::sum(tx::relu(t)); }, x);
   EXPECT_EQ(grelu.to_vector(), (std::vector<double>{0, 0, 1}));
+  // relu keeps a NaN (as PyTorch and JAX do), so anomaly mode and the caller still see it.
+  const auto n = tx::relu(Tensor<double>::from_col_major({2}, {std::nan(""), -1.0})).to_vector();
+  EXPECT_TRUE(std::isnan(n[0]));
+  EXPECT_EQ(n[1], 0.0);
   auto gsign = tx::grad([](const auto& t) { return tx::sum(tx::sign(t)); }, x);
   EXPECT_EQ(gsign.to_vector(), (std::vector<double>{0, 0, 0}));
   const auto z = Tensor<C>::from_col_major({2}, {C(0, 0), C(3, 4)});

@@ -159,7 +159,7 @@ struct Sigmoid {
 struct Relu {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return x > T(0) ? x : T(0);
+    return x > T(0) || x != x ? x : T(0);  // NaN propagates (PyTorch and JAX agree)
   }
 };
 struct Real {
