@@ -221,8 +221,8 @@ TEST(TraceTransforms, ComposedThroughLinalgRules) {
     expect_bitwise(tx::compile(tx::grad(g))(A1), tx::grad(f, A1), "lu_solve T/C grad(graph)");
     expect_bitwise(std::get<1>(tx::compile(tx::jvp(g))(A1, v)), tx::jvp(f, A1, v).second, "lu_solve T/C jvp(graph)");
   }
-  // A graph traced from a function that differentiates solve, inv, det or slogdet itself (its
-  // rules solve on the saved LU factors) differentiates again like the eager function: grad and
+  // A graph traced from a function that differentiates solve, inv, det, slogdet (its rules solve
+  // on the saved LU factors), eigvalsh or svdvals itself differentiates again like the eager function: grad and
   // jvp of the graph equal the eager second derivatives bit for bit.
   const std::vector<std::pair<std::string, std::function<Tensor<double>(const Tensor<double>&)>>> inner = {
       {"solve", [B](const Tensor<double>& z) { return tx::sum(tx::square(la::solve(z, B))); }},
@@ -230,6 +230,9 @@ TEST(TraceTransforms, ComposedThroughLinalgRules) {
       {"inv", [W](const Tensor<double>& z) { return tx::sum(tx::square(la::inv(z)) * W); }},
       {"det", [](const Tensor<double>& z) { return tx::square(la::det(z)); }},
       {"slogdet", [](const Tensor<double>& z) { return std::get<1>(la::slogdet(z)); }},
+      // eigh's and svd's rules read the saved vectors: the re-executed op carries their tangents
+      {"eigvalsh", [](const Tensor<double>& z) { return tx::sum(tx::exp(la::eigvalsh(z + z.mT()))); }},
+      {"svdvals", [](const Tensor<double>& z) { return tx::sum(tx::exp(la::svdvals(z))); }},
   };
   for (const auto& c : inner) {
     const std::string& name = c.first;

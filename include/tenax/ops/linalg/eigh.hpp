@@ -22,8 +22,11 @@ struct Eigh {
   linalg::Degeneracy policy;
   bool canonical = false;  // first largest-magnitude entry of each eigenvector real positive
   // The variant to run when a derivative is needed (re-executing a traced eigvalsh under AD).
+  // V computed at trace time was read by recorded steps (a traced gradient's rule), so the
+  // re-executed op carries V's derivative to them (jvp of a traced grad).
   Eigh for_derivatives() const {
     Eigh o = *this;
+    o.v_output = v_output || vectors;
     o.vectors = true;
     return o;
   }

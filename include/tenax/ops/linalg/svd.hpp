@@ -20,8 +20,11 @@ struct Svd {
   linalg::Degeneracy policy;
   bool canonical = false;  // thin only: first largest-magnitude entry of each column of U real positive
   // The variant to run when a derivative is needed (re-executing a traced svdvals under AD).
+  // U and Vh computed at trace time were read by recorded steps (a traced gradient's rule), so
+  // the re-executed op carries their derivatives to them (jvp of a traced grad).
   Svd for_derivatives() const {
     Svd o = *this;
+    o.uv_output = uv_output || compute_uv;
     o.compute_uv = true;
     return o;
   }
