@@ -222,8 +222,8 @@ TEST(TraceTransforms, ComposedThroughLinalgRules) {
     expect_bitwise(std::get<1>(tx::compile(tx::jvp(g))(A1, v)), tx::jvp(f, A1, v).second, "lu_solve T/C jvp(graph)");
   }
   // A graph traced from a function that differentiates solve, inv, det, slogdet (its rules solve
-  // on the saved LU factors), eigvalsh or svdvals itself differentiates again like the eager function: grad and
-  // jvp of the graph equal the eager second derivatives bit for bit.
+  // on the saved LU factors), eigvalsh or svdvals itself differentiates again like the eager
+  // function: grad and jvp of the graph equal the eager second derivatives bit for bit.
   const std::vector<std::pair<std::string, std::function<Tensor<double>(const Tensor<double>&)>>> inner = {
       {"solve", [B](const Tensor<double>& z) { return tx::sum(tx::square(la::solve(z, B))); }},
       {"solve right", [W](const Tensor<double>& z) { return tx::sum(tx::square(la::solve(z, W, false))); }},
