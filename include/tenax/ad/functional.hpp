@@ -2,8 +2,8 @@
 // Function transforms over the eager engine: grad, value_and_grad, vjp, jvp, hvp.
 //
 // Nesting: when an input already takes part in an enclosing reverse pass (grad of grad), the
-// inner pass differentiates with respect to a recorded view of it (grad_input) and records its own backward
-// (create_graph), so the outer pass differentiates through it. The same holds for an inner
+// inner pass differentiates with respect to a recorded view of it (grad_input) and records its
+// own backward (create_graph), so the outer pass differentiates through it. The same holds for an inner
 // transform over other variables run while an outer one evaluates its function (the inner
 // function closes over the outer variable): it records its backward too. Forward over reverse (jvp of grad,
 // Hessian-vector products) needs nothing special: the backward rules are public ops, so they
