@@ -750,3 +750,38 @@ TEST(Transforms, ReverseOverForward) {
   // No reference cycle between a tangent's graph and the output holding it: everything is freed.
   EXPECT_EQ(tx::allocator_stats().bytes_live, base);
 }
+
+// Reverse over forward over reverse: the gradient of a function of Hessian-vector products, for
+// ops whose rules read their own outputs (exp, tanh, sqrt, sigmoid, inv, eigvalsh) against
+// central differences of that function. The outermost pass reaches the input through the tangent
+// of each saved output. Nothing stays alive afterwards (no reference cycle).
+TEST(Transforms, GradOfHvpThroughRulesThatReadOutputs) {
+  const auto base = tx::allocator_stats().bytes_live;
+  {
+    auto check = [](auto&& f, const TD& x, std::uint64_t seed, double tol) {
+      const auto v = TD::randn(x.shape(), seed), w = TD::randn(x.shape(), seed + 1);
+      auto g = [&](const TD& z) { return tx::sum(tx::hvp(f, z, v) * w); };
+      const TD gx = tx::grad(g, x);
+      const auto dx = TD::randn(x.shape(), seed + 2);
+      const double h = 1e-5;
+      const double fd = (g(x + dx * h).item() - g(x - dx * h).item()) / (2 * h);
+      const double an = tx::sum(gx * dx).item();
+      EXPECT_NEAR(an, fd, tol * std::max(1.0, std::abs(fd)));
+    };
+    const auto x = TD::from_col_major({3}, {0.3, -0.7, 1.1});
+    const auto xp = TD::from_col_major({3}, {0.6, 1.7, 2.3});
+    check([](const TD& a) { return tx::sum(tx::exp(a)); }, x, 60, 1e-7);
+    check([](const TD& a) { return tx::sum(tx::tanh(a) * a); }, x, 63, 1e-7);
+    check([](const TD& a) { return tx::sum(tx::sigmoid(a * a)); }, x, 66, 1e-7);
+    check([](const TD& a) { return tx::sum(tx::sqrt(a) * tx::exp(a)); }, xp, 69, 1e-7);
+    const auto A = TD::randn({3, 3}, 72) + TD::eye(3) * 3.0, C = TD::randn({3, 3}, 73);
+    check([&](const TD& a) { return tx::sum(tx::linalg::inv(a) * C); }, A, 74, 1e-6);
+    check(
+        [](const TD& a) {
+          const TD e = tx::linalg::eigvalsh(a + a.mT());
+          return tx::sum(e * e * e);
+        },
+        A, 77, 1e-6);
+  }
+  EXPECT_EQ(tx::allocator_stats().bytes_live, base);
+}

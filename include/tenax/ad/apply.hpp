@@ -109,6 +109,29 @@ struct VjpCtx {
   const auto& gy2() const { return gy<2>(); }
 };
 
+// Copies of the tensors of a tuple that keep their place on the tape but hold no tangent
+// (undefined ones stay undefined). A JVP rule reads the outputs through these, so that a tangent's
+// graph never holds the tensor carrying that tangent (a reference cycle).
+template <class Tup>
+Tup without_tangents(const Tup& t) {
+  Tup r;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          const auto& x = std::get<I>(t);
+          if (!x.defined()) return;
+          ImplPtr p = shallow_copy(*x.impl());
+          p->requires_grad = x.impl()->requires_grad;
+          p->grad_fn = x.impl()->grad_fn;
+          p->output_nr = x.impl()->output_nr;
+          std::get<I>(r) = std::tuple_element_t<I, Tup>(std::move(p));
+        }(),
+        ...);
+  }
+  (std::make_index_sequence<tuple_n<Tup>>{});
+  return r;
+}
+
 // Checks a rule's result against the tensor it belongs to.
 inline void check_rule_result(const char* op, const char* what, const ImplPtr& r, const TensorImpl& ref) {
   TENAX_CHECK(r->shape == ref.shape, op, "internal error: ", what, " has shape ", r->shape, ", expected ", ref.shape);
@@ -143,6 +166,7 @@ class OpNode final : public Node {
       // Higher order: the rule's uses of the outputs must connect back to this node.
       OutTup o;
       ((std::get<I>(o) = reconnect<I>()), ...);
+      if (mode().fw_enabled && (... || has_saved_tangent<I>())) retangent(o);
       return o;
     } else {
       return saved_;
@@ -161,6 +185,45 @@ class OpNode final : public Node {
       p->output_nr = static_cast<std::uint32_t>(I);
     }
     return T(std::move(p));
+  }
+  template <std::size_t I>
+  bool has_saved_tangent() const {
+    const auto& s = std::get<I>(saved_);
+    return s.defined() && static_cast<bool>(s.impl()->tangent);
+  }
+  // Reverse over forward over reverse (the gradient of a function of hvp): the rule reads the
+  // outputs' tangents, and the enclosing pass must reach this node's inputs through them. The node
+  // keeps only their values (a tangent's graph reaches the node: keeping it would be a cycle), so
+  // they are computed again here, recorded, from the inputs' tangents and the reconnected outputs.
+  // The rule reads the outputs through copies without tangents (without_tangents).
+  void retangent(OutTup& o) {
+    constexpr std::size_t NI = tuple_n<InTup>, NO = tuple_n<OutTup>;
+    InTup tin;
+    bool any = false;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (
+          [&] {
+            const ImplPtr& t = std::get<J>(in_).impl()->tangent;
+            if (t) std::get<J>(tin) = std::tuple_element_t<J, InTup>(t), any = true;
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<NI>{});
+    if (!any) return;  // the inputs no longer carry tangents: keep the saved values
+    const OutTup seen = without_tangents(o);
+    JvpCtx<InTup, OutTup> ctx{in_, seen, std::move(tin)};
+    ForwardOffGuard f;
+    auto t = as_tuple(op_.jvp(ctx));
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            const auto& ti = std::get<I>(t);
+            const auto& oi = std::get<I>(o);
+            if (ti.defined() && oi.defined()) oi.impl()->tangent = ti.impl();
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<NO>{});
   }
   template <std::size_t... I>
   static void set_grads(OutTup& g, GradList& gout, std::index_sequence<I...>) {
@@ -268,21 +331,7 @@ auto apply(const Op& op, const In&... in) {
     const InTup inputs(in...);
     // The rule reads the outputs through copies that keep their place on the tape but hold no
     // tangent: the tangent's graph reaches this node (reverse over forward) without a cycle.
-    OutTup seen;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((std::get<I>(seen) =
-            [&] {
-              const auto& o = std::get<I>(outs);
-              if (!o.defined()) return std::tuple_element_t<I, OutTup>();
-              ImplPtr p = shallow_copy(*o.impl());
-              p->requires_grad = o.impl()->requires_grad;
-              p->grad_fn = o.impl()->grad_fn;
-              p->output_nr = o.impl()->output_nr;
-              return std::tuple_element_t<I, OutTup>(std::move(p));
-            }()),
-       ...);
-    }
-    (std::make_index_sequence<NO>{});
+    const OutTup seen = without_tangents(outs);
     JvpCtx<InTup, OutTup> ctx{inputs, seen, {}};
     auto set_tangent = [](auto& dst, const auto& src) {
       if (src.impl()->tangent) dst = std::remove_cvref_t<decltype(dst)>(src.impl()->tangent);
