@@ -5,6 +5,7 @@
 
 #include "tenax/ad/anomaly.hpp"
 
+#include <mutex>
 #include <utility>
 
 #include "tenax/ad/mode.hpp"
@@ -34,8 +35,19 @@ void LeafNode::apply(GradList& gout, GradList&) {
 
 namespace {
 
+// One backward pass at a time in the process. A pass keeps its scratch (cotangent buffers,
+// pending counts, visit marks) in the nodes and accumulates into leaves' .grad in place, so two
+// passes over a shared node (threads differentiating graphs with a common leaf) would race.
+// Recursive, so that a pass started while another runs on the same thread does not deadlock.
+std::recursive_mutex& engine_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
+// Pass ids are process-wide: a node visited by one thread's pass must look unvisited to the next
+// pass of any thread. Called with engine_mutex() held.
 std::uint32_t next_pass() {
-  thread_local std::uint32_t pass = 0;
+  static std::uint32_t pass = 0;
   return ++pass;
 }
 
@@ -44,6 +56,7 @@ std::uint32_t next_pass() {
 std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
   TENAX_CHECK(req.roots.size() == req.root_grads.size(), "backward", "internal error: ", req.roots.size(),
               " roots and ", req.root_grads.size(), " cotangents");
+  std::lock_guard<std::recursive_mutex> lock(engine_mutex());
   const std::uint32_t pass = next_pass();
   const bool accumulate_leaves = req.inputs.empty();
 

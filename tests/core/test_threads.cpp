@@ -290,6 +290,40 @@ TEST(Threads, ConcurrentCallersShareThePool) {
   EXPECT_EQ(bad.load(), 0);
 }
 
+// Backward passes from several threads over graphs that share a leaf (and, in the second part,
+// over one graph): the engine runs one pass at a time, so every pass sees its own cotangents and
+// the leaf's .grad is the exact sum. The second part is sequential: a node visited by one
+// thread's pass must look unvisited to another thread's first pass.
+TEST(Threads, BackwardFromSeveralThreadsOverASharedLeaf) {
+  const T x = T::from_col_major({3}, {0.25, -0.5, 1.0}).requires_grad();
+  constexpr int kThreads = 3, kIters = 40;
+  std::vector<std::thread> users;
+  std::atomic<int> bad{0};
+  for (int u = 0; u < kThreads; ++u)
+    users.emplace_back([&, u] {
+      for (int i = 0; i < kIters; ++i) {
+        // d/dx sum(exp(x) * (u + 1)) = exp(x) * (u + 1); a transform over the shared leaf too.
+        tx::sum(tx::exp(x) * static_cast<double>(u + 1)).backward();
+        const T g = tx::grad([](const T& z) { return tx::sum(z * z); }, x);
+        for (int k = 0; k < 3; ++k)
+          if (g.at({k}) != 2 * x.at({k})) ++bad;
+      }
+    });
+  for (auto& t : users) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  // sum over threads and iterations of (u + 1) exp(x) = kIters * (1 + 2 + 3) exp(x).
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(x.grad().at({k}), kIters * 6.0 * std::exp(x.at({k})), 1e-12 * kIters * 6.0 * std::exp(x.at({k})));
+
+  const T w = T::from_col_major({2}, {0.5, 2.0}).requires_grad();
+  const T y = tx::sum(tx::sin(w) * w);
+  for (int u = 0; u < 2; ++u) std::thread([&] { y.backward(); }).join();
+  for (int k = 0; k < 2; ++k) {
+    const double wk = w.at({k});
+    EXPECT_NEAR(w.grad().at({k}), 2 * (std::cos(wk) * wk + std::sin(wk)), 1e-14);
+  }
+}
+
 TEST(Threads, NestedRegionFlagSurvivesInnerLoops) {
   BudgetGuard g;
   tx::set_num_threads(2);
