@@ -1,8 +1,13 @@
 #pragma once
 // det of square matrices, from one LU factorization that the derivative rules reuse; at exactly
-// singular matrices the rules use the adjugate from an SVD, so the gradient of this polynomial is
-// right there too (adj(A) has rank 1 when rank A = n - 1, and is 0 below).
+// singular matrices (chosen per matrix of a batch) the rules use the adjugate from an SVD, so the
+// gradient of this polynomial is right there too (adj(A) has rank 1 when rank A = n - 1, and is 0
+// below).
+#include <vector>
+
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/binary/compare.hpp"
+#include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
@@ -16,15 +21,6 @@ Tensor<T> det(const Tensor<T>& A);
 }  // namespace linalg
 
 namespace detail {
-
-// True when some matrix's determinant is exactly zero (read on the host).
-template <class T>
-bool any_singular(const Tensor<T>& d) {
-  const Tensor<T> c = d.to(Device::cpu()).contiguous();
-  for (std::int64_t b = 0; b < c.numel(); ++b)
-    if (c.data()[b] == T(0)) return true;
-  return false;
-}
 
 // adj(A), defined for every square A, from A = U diag(s) V^H:
 //   adj(A) = adj(V^H) adj(diag s) adj(U) = det(U) det(V^H) V diag(p) U^H,  p_i = prod_{j != i} s_j
@@ -43,6 +39,44 @@ Tensor<T> adjugate(const Tensor<T>& A) {
   const Tensor<T> p = prod(M, {0}, true);  // 1 x n x batch
   const Tensor<T> scale = mul(linalg::det(U), linalg::det(Vh));
   return mul(matmul(mul(Vh.mH(), p), U.mH()), reshape(scale, with_batch(1, 1, batch)));
+}
+
+// Which matrices of a batch are exactly singular (det == 0), for det's rules: none (the LU rule on
+// the saved factors), all (the adjugate), or some. With some, each rule runs on a copy of the
+// batch where the other rule's matrices are replaced by harmless ones, and `where` picks per
+// matrix: the LU rule on A with the singular matrices set to I, the adjugate on A with the regular
+// ones set to diag(1, ..., n) (distinct singular values). Selecting never multiplies, so the
+// replaced matrices contribute exact zeros, also to higher derivatives.
+template <class T>
+struct SingularSplit {
+  enum Kind { kNone, kAll, kSome } kind = kNone;
+  Tensor<bool> mask;  // batch shape: det == 0 (kSome only)
+  Tensor<T> lu_A;     // A with the singular matrices set to I
+  Tensor<T> adj_A;    // A with the regular matrices set to diag(1, ..., n)
+};
+
+template <class T>
+SingularSplit<T> split_singular(const Tensor<T>& A, const Tensor<T>& d) {
+  SingularSplit<T> s;
+  const Tensor<T> c = d.to(Device::cpu()).contiguous();
+  std::int64_t zeros = 0;
+  for (std::int64_t b = 0; b < c.numel(); ++b) zeros += c.data()[b] == T(0);
+  if (zeros == 0) return s;
+  if (zeros == c.numel()) {
+    s.kind = SingularSplit<T>::kAll;
+    return s;
+  }
+  s.kind = SingularSplit<T>::kSome;
+  const std::int64_t n = A.shape()[0];
+  const Shape batch = mat_batch_shape(A.shape());
+  s.mask = eq(d, Tensor<T>::zeros(batch, d.device()));
+  const Tensor<bool> m = reshape(s.mask, with_batch(1, 1, batch));
+  std::vector<T> dv(static_cast<std::size_t>(n * n), T(0));
+  for (std::int64_t i = 0; i < n; ++i) dv[static_cast<std::size_t>(i * (n + 1))] = T(static_cast<double>(i + 1));
+  const Tensor<T> D = Tensor<T>::from_col_major(Shape{n, n}, dv).to(A.device());
+  s.lu_A = where(m, Tensor<T>::eye(n, n, A.device()), A);
+  s.adj_A = where(m, A, D);
+  return s;
 }
 
 }  // namespace detail
@@ -88,12 +122,19 @@ struct Det {
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>& A = c.x0();
+    const auto s = detail::split_singular(A, c.y0());
+    auto by_adjugate = [&](const Tensor<T>& X) { return sum(diagonal(matmul(detail::adjugate(X), c.dx0())), {0}); };
+    auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
+      return mul(d, sum(diagonal(detail::apply(SavedLuSolve{cpu::Trans::N}, X, LU, piv, c.dx0())), {0}));
+    };
     Tensor<T> d;
-    if (detail::any_singular(c.y0())) {
-      d = sum(diagonal(matmul(detail::adjugate(A), c.dx0())), {0});
+    if (s.kind == s.kAll) {
+      d = by_adjugate(A);
+    } else if (s.kind == s.kNone) {
+      d = by_lu(A, c.y0(), c.y1(), c.y2());
     } else {
-      const Tensor<T> AinvdA = detail::apply(SavedLuSolve{cpu::Trans::N}, A, c.y1(), c.y2(), c.dx0());
-      d = mul(c.y0(), sum(diagonal(AinvdA), {0}));
+      const auto [dl, LU, piv] = detail::apply(Det{}, s.lu_A);
+      d = where(s.mask, by_adjugate(s.adj_A), by_lu(s.lu_A, dl, LU, piv));
     }
     return std::tuple{d, Tensor<T>(), Tensor<std::int32_t>()};
   }
@@ -104,12 +145,18 @@ struct Det {
     if (!c.gy0().defined()) return Tensor<T>::zeros(A.shape(), A.device());
     const std::int64_t n = A.shape()[0];
     const Shape batch = detail::mat_batch_shape(A.shape());
-    if (detail::any_singular(c.y0()))
-      return mul(detail::adjugate(A).mH(), reshape(c.gy0(), detail::with_batch(1, 1, batch)));
-    const Tensor<T> coef = reshape(mul(c.gy0(), conj(c.y0())), detail::with_batch(1, 1, batch));
-    const Tensor<T> AinvH =
-        detail::apply(SavedLuSolve{cpu::Trans::C}, A, c.y1(), c.y2(), detail::batch_eye<T>(n, batch, A.device()));
-    return mul(AinvH, coef);
+    const Shape mb = detail::with_batch(1, 1, batch);
+    const auto s = detail::split_singular(A, c.y0());
+    auto by_adjugate = [&](const Tensor<T>& X) { return mul(detail::adjugate(X).mH(), reshape(c.gy0(), mb)); };
+    auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
+      const Tensor<T> coef = reshape(mul(c.gy0(), conj(d)), mb);
+      return mul(detail::apply(SavedLuSolve{cpu::Trans::C}, X, LU, piv, detail::batch_eye<T>(n, batch, X.device())),
+                 coef);
+    };
+    if (s.kind == s.kAll) return by_adjugate(A);
+    if (s.kind == s.kNone) return by_lu(A, c.y0(), c.y1(), c.y2());
+    const auto [dl, LU, piv] = detail::apply(Det{}, s.lu_A);
+    return where(reshape(s.mask, mb), by_adjugate(s.adj_A), by_lu(s.lu_A, dl, LU, piv));
   }
 };
 
