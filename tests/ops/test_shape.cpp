@@ -2,6 +2,7 @@
 // linear re-indexings, so the VJP-vs-JVP identity is the transpose check).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include <complex>
@@ -311,9 +312,35 @@ TEST(Shape, ConcatAndStack) {
     TENAX_CHECK_GRADS(st(dim), Tensor<C>::randn({2, 3}, 11), noncontiguous(Tensor<C>::randn({2, 3}, 12)));
   }
   TENAX_CHECK_GRADS(st(0), Tensor<double>::randn({0, 3}, 13), Tensor<double>::randn({0, 3}, 14));
+  // Values are copied, not summed: -0.0 stays -0.0, and inf/NaN stay in their own place.
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto z = tx::concat<double>(
+      {Tensor<double>::full({1}, -0.0), Tensor<double>::full({1}, inf), Tensor<double>::full({1}, -0.0)}, 0);
+  const auto zv = z.to_vector();
+  EXPECT_TRUE(std::signbit(zv[0]) && zv[0] == 0.0 && std::isinf(zv[1]) && std::signbit(zv[2]));
+  // Many pieces (an uneven balanced tree), each a different length, against the pieces; forward and
+  // reverse derivatives too.
+  std::vector<Tensor<double>> pieces;
+  for (int k = 0; k < 11; ++k) pieces.push_back(Tensor<double>::randn({k % 3 + 1, 2}, 20 + k));
+  const auto many = tx::concat(pieces, 0);
+  std::int64_t row = 0;
+  for (const auto& q : pieces) {
+    for (std::int64_t r = 0; r < q.shape()[0]; ++r, ++row)
+      for (std::int64_t col = 0; col < 2; ++col) EXPECT_EQ(many.at({row, col}), q.at({r, col}));
+  }
+  EXPECT_EQ(row, many.shape()[0]);
+  TENAX_CHECK_GRADS(
+      [](const auto& p, const auto& q) {
+        using S = tx::testing::scalar_of<decltype(p)>;
+        return tx::concat<S>({p, q, p * S(2), q, p, tx::exp(q), p}, 0);
+      },
+      Tensor<double>::randn({2, 2}, 40), Tensor<double>::randn({1, 2}, 41));
   // Non-floating tensors concatenate too (no AD).
   const auto i = tx::concat<std::int64_t>({Tensor<std::int64_t>::arange(2), Tensor<std::int64_t>::arange(3)}, 0);
   EXPECT_EQ(i.to_vector(), (std::vector<std::int64_t>{0, 1, 0, 1, 2}));
+  const auto i3 = tx::concat<std::int64_t>(
+      {Tensor<std::int64_t>::arange(1), Tensor<std::int64_t>::arange(2), Tensor<std::int64_t>::arange(3)}, 0);
+  EXPECT_EQ(i3.to_vector(), (std::vector<std::int64_t>{0, 0, 1, 0, 1, 2}));
   EXPECT_TENAX_ERROR(tx::concat<double>({}, 0), "concat");
   EXPECT_TENAX_ERROR(tx::concat<double>({a, b}, 1), "concat");
   EXPECT_TENAX_ERROR(tx::concat<double>({a, Tensor<double>::zeros({2})}, 0), "concat");

@@ -1,18 +1,21 @@
 #pragma once
-// concat / stack along a dimension. concat is the sum of each input embedded at its offset in
-// the result (embed is the adjoint of slice), so its rules are slice's.
+// concat / stack along a dimension: a balanced tree of two-input concatenations, each one copy of
+// its inputs into a fresh tensor (so k inputs cost about log2(k) passes over the result, and
+// values, -0.0 included, are copied, not summed). The rules are slice's adjoint pair.
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/shape/cast.hpp"
 #include "tenax/ops/shape/slice.hpp"
 
 namespace tenax {
 namespace ops {
 
-// [a, b] along dim, for tensors without derivatives (integer and boolean).
+// [a, b] along dim. dy = [da, db]; (ga, gb) = the two slices of gy.
 struct Concat2 {
   static constexpr const char* name = "concat";
+  static constexpr bool saves_outputs = false;
   int dim;
   template <class T>
   Tensor<T> forward(const Tensor<T>& a, const Tensor<T>& b) const {
@@ -22,6 +25,23 @@ struct Concat2 {
     detail::copy_into(Slice{dim, 0, a.shape()[dim], 1}.forward(out), a);
     detail::copy_into(Slice{dim, a.shape()[dim], b.shape()[dim], 1}.forward(out), b);
     return out;
+  }
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    auto or_zeros = [](const Tensor<T>& d, const Tensor<T>& x) {
+      return d.defined() ? d : Tensor<T>::zeros(x.shape(), x.device());
+    };
+    return detail::apply(*this, or_zeros(c.dx0(), c.x0()), or_zeros(c.dx1(), c.x1()));
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const std::int64_t na = c.x0().shape()[dim], nb = c.x1().shape()[dim];
+    Tensor<T> ga, gb;
+    if (c.needs(0)) ga = detail::apply(Slice{dim, 0, na, 1}, c.gy0());
+    if (c.needs(1)) gb = detail::apply(Slice{dim, na, nb, 1}, c.gy0());
+    return std::tuple{ga, gb};
   }
 };
 
@@ -42,20 +62,18 @@ Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
                   " differ outside dimension ", d);
     full[d] += x.shape()[d];
   }
-  Tensor<T> out;
-  if constexpr (dtype_traits<T>::is_floating) {
-    std::int64_t at = 0;
-    for (const auto& x : xs) {
-      ops::Embed<ops::Slice> op{{d, at, x.shape()[d], 1}, full};
-      at += x.shape()[d];
-      const Tensor<T> e = detail::apply(op, x);
-      out = out.defined() ? add(out, e) : e;
-    }
-  } else {
-    out = xs[0];
-    for (std::size_t k = 1; k < xs.size(); ++k) out = detail::apply_nondiff(ops::Concat2{d}, out, xs[k]);
-  }
-  return out;
+  if (xs.size() == 1) return clone(xs[0]);
+  // Balanced: [lo, hi) as [lo, mid) and [mid, hi).
+  auto join = [&](auto&& self, std::size_t lo, std::size_t hi) -> Tensor<T> {
+    if (hi - lo == 1) return xs[lo];
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const Tensor<T> a = self(self, lo, mid), b = self(self, mid, hi);
+    if constexpr (dtype_traits<T>::is_floating)
+      return detail::apply(ops::Concat2{d}, a, b);
+    else
+      return detail::apply_nondiff(ops::Concat2{d}, a, b);
+  };
+  return join(join, 0, xs.size());
 }
 
 template <Scalar T>
