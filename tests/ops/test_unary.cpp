@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
+#include <vector>
 
 #include "support/gradcheck.hpp"
 
@@ -199,6 +201,19 @@ TEST(Unary, Imag) {
       f, [](C v) { return std::imag(v); }, signed_input<C>());
   unary_suite<double>(
       f, [](double) { return 0.0; }, signed_input<double>());
+  // Of a real tensor: exact zeros also at inf and NaN (not x * 0), and a zero gradient that a
+  // backward pass from it reaches (the result stays on the tape).
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const auto x = Tensor<double>::from_col_major({3}, {inf, -inf, nan}).requires_grad();
+  EXPECT_EQ(tx::imag(x).to_vector(), (std::vector<double>{0, 0, 0}));
+  tx::sum(tx::imag(x)).backward();
+  EXPECT_EQ(x.grad().to_vector(), (std::vector<double>{0, 0, 0}));
+  // The complex rule's real part is exactly zero also for a non-finite cotangent.
+  const auto zc = Tensor<C>::randn({2}, 9);
+  const auto [yz, pb] = tx::vjp([](const Tensor<C>& z) { return tx::imag(z); }, zc);
+  const auto gz = pb(Tensor<double>::from_col_major({2}, {inf, 1.0})).to_vector();
+  EXPECT_EQ(gz[0], C(0, inf));
+  EXPECT_EQ(gz[1], C(0, 1.0));
 }
 
 TEST(Unary, PowScalar) {

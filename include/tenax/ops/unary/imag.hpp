@@ -2,6 +2,7 @@
 // imag: the imaginary part, a view of the complex storage (zeros for real input).
 #include "tenax/ad/apply.hpp"
 #include "tenax/kernels/map.hpp"
+#include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/unary/component_view.hpp"
@@ -23,7 +24,8 @@ struct Imag {
   }
   template <class C>
   auto vjp(const C& c) const {
-    return complex(mul(c.gy0(), real_t<typename std::remove_cvref_t<decltype(c.x0())>::value_type>(0)), c.gy0());
+    using R = real_t<typename std::remove_cvref_t<decltype(c.x0())>::value_type>;
+    return complex(Tensor<R>::zeros(c.gy0().shape(), c.gy0().device()), c.gy0());
   }
 };
 
@@ -33,8 +35,8 @@ template <Floating T>
 RealTensor<T> imag(const Tensor<T>& x) {
   if constexpr (is_complex_v<T>)
     return detail::apply(ops::Imag{}, x);
-  else
-    return mul(x, T(0));
+  else  // zeros that stay on the tape (zero derivative); selected, not x * 0, which is NaN at inf/NaN
+    return where(Tensor<bool>::full({}, true, x.device()), Tensor<T>::zeros({}, x.device()), x);
 }
 
 }  // namespace tenax
