@@ -190,8 +190,8 @@ TYPED_TEST(LinalgGradSolve, DetAtSingularMatrices) {
   EXPECT_GT(tx::testing::norm(values(G)), 0.1);
   tx::testing::GradOptions o;
   o.f32 = false;                          // the float32 copy of S is not exactly singular
-  o.second_order = !tx::is_complex_v<T>;  // the complex SVD rule divides by the zero singular value
-  o.reverse_over_forward = o.second_order;
+  o.second_order = true;  // the adjugate's own rules (a fixed SVD frame): exact at rank n - 1 and below
+  o.reverse_over_forward = true;
   tx::testing::expect_ad(o, f, S);
   // In a batch with nonsingular matrices; and rank 2 (adj = 0).
   const auto Sb = tx::stack<T>({well_conditioned<T>(4, {}, 165), S}, 2);
@@ -199,6 +199,26 @@ TYPED_TEST(LinalgGradSolve, DetAtSingularMatrices) {
   const auto S2 = zero_column(S, 3);
   const auto G2 = tx::grad([&](const Tensor<T>& a) { return tx::real(tx::sum(f(a))); }, S2);
   EXPECT_LT(tx::testing::max_abs(values(G2)), 1e-12);
+  tx::testing::expect_ad(o, f, S2);
+  // Second derivatives at rank n - 1 and n - 2, real and complex, against central differences of
+  // the gradient (the gradient away from the singular matrix comes from the LU rule). At rank
+  // n - 2 the adjugate vanishes but its derivative does not; a direction that is not symmetric
+  // shows the off-diagonal cofactors (diag(1, 0, 0), V = 1..9: H V = [0 0 0; 0 9 -6; 0 -8 5]).
+  {
+    auto re_det = [](const Tensor<T>& a) { return tx::real(la::det(a)); };
+    const auto V = Tensor<T>::randn({4, 4}, 169);
+    for (const auto& X : {S, S2, zero_column(S2, 0)}) {
+      const auto Hv = tx::hvp(re_det, X, V);
+      const double h = 1e-5;
+      const auto fd = (tx::grad(re_det, X + V * T(h)) - tx::grad(re_det, X - V * T(h))) * T(0.5 / h);
+      EXPECT_LT(tx::testing::max_abs(values(Hv - fd)), 1e-6 * (1 + tx::testing::max_abs(values(fd))));
+    }
+    const auto D1 = Tensor<T>::from_col_major({3, 3}, {T(1), T(0), T(0), T(0), T(0), T(0), T(0), T(0), T(0)});
+    const auto V9 = Tensor<T>::from_col_major({3, 3}, {T(1), T(2), T(3), T(4), T(5), T(6), T(7), T(8), T(9)});
+    const auto H9 = tx::hvp(re_det, D1, V9);
+    const auto want = Tensor<T>::from_col_major({3, 3}, {T(0), T(0), T(0), T(0), T(9), T(-8), T(0), T(-6), T(5)});
+    EXPECT_LT(tx::testing::max_abs(values(H9 - want)), 1e-12);
+  }
   // The Hessian-vector product at the singular matrix is finite and matches central differences
   // of the gradient (the real SVD rule has no phase term to divide by the zero singular value).
   if constexpr (std::is_same_v<T, double>) {

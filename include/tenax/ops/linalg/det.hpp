@@ -3,6 +3,7 @@
 // singular matrices (chosen per matrix of a batch) the rules use the adjugate from an SVD, so the
 // gradient of this polynomial is right there too (adj(A) has rank 1 when rank A = n - 1, and is 0
 // below).
+#include <cstdint>
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
@@ -25,9 +26,9 @@ namespace detail {
 // adj(A), defined for every square A, from A = U diag(s) V^H:
 //   adj(A) = adj(V^H) adj(diag s) adj(U) = det(U) det(V^H) V diag(p) U^H,  p_i = prod_{j != i} s_j
 // (adj(M) = det(M) M^-1 for the unitary factors). p is a product with the i-th entry replaced by 1,
-// so no division by a zero singular value. Written with public ops: differentiable.
+// so no division by a zero singular value. Not recorded: ops::Adjugate below differentiates it.
 template <class T>
-Tensor<T> adjugate(const Tensor<T>& A) {
+Tensor<T> adjugate_value(const Tensor<T>& A) {
   const std::int64_t n = A.shape()[0];
   const Shape batch = mat_batch_shape(A.shape());
   // The op without the wrapper's info check: a matrix with inf or NaN gives a NaN adjugate (the
@@ -39,6 +40,48 @@ Tensor<T> adjugate(const Tensor<T>& A) {
   const Tensor<T> p = prod(M, {0}, true);  // 1 x n x batch
   const Tensor<T> scale = mul(linalg::det(U), linalg::det(Vh));
   return mul(matmul(mul(Vh.mH(), p), U.mH()), reshape(scale, with_batch(1, 1, batch)));
+}
+
+// The derivative of adj at A in a frame held fixed: with A = U diag(s) V^H,
+// A + E = U (diag(s) + M) V^H for M = U^H E V, so adj(A + E) = c V adj(diag(s) + M) U^H with
+// c = det(U) det(V^H), and
+//   d adj(diag s)[M] = diag(P2 diag(M)) - P2 o M,   P2(i, k) = prod_{l != i, k} s_l (0 for i = k)
+// (the cofactors of a diagonal matrix to first order). P2 is a product of singular values, not a
+// quotient, so the derivative is exact at zero and repeated singular values (where the SVD's own
+// rules lose terms or divide by zero), and no phase of U, V enters (c V N U^H is gauge-invariant).
+// Written with public ops on a recorded SVD, so it is differentiable in turn.
+template <class T>
+struct AdjugateFrame {
+  Tensor<T> U, Vh, c;  // c: 1 x 1 x batch
+  Tensor<T> P2;        // n x n x batch, real-valued and symmetric
+};
+
+template <class T>
+AdjugateFrame<T> adjugate_frame(const Tensor<T>& A) {
+  const std::int64_t n = A.shape()[0];
+  const Shape batch = mat_batch_shape(A.shape());
+  auto [U, S, Vh, info, E] = tenax::detail::apply(ops::Svd{false, true, true, linalg::Degeneracy{}}, A);
+  const Tensor<T> s = cast<T>(S);  // n x batch
+  const Shape one = with_batch(1, 1, batch);
+  // P2 = prod over l of F_l, F_l(i, k) = 1 where i = l or k = l, else s_l: n passes over n x n.
+  Tensor<T> P2 = sub(Tensor<T>::ones(Shape{n, n}, A.device()), Tensor<T>::eye(n, n, A.device()));
+  for (std::int64_t l = 0; l < n; ++l) {
+    std::vector<std::uint8_t> m(static_cast<std::size_t>(n * n));
+    for (std::int64_t k = 0; k < n; ++k)
+      for (std::int64_t i = 0; i < n; ++i) m[static_cast<std::size_t>(i + k * n)] = i == l || k == l;
+    const Tensor<bool> on = Tensor<bool>::from_col_major(Shape{n, n}, m, A.device());
+    const Tensor<T> sl = reshape(s.slice(0, l, l + 1), one);
+    P2 = mul(P2, where(on, Tensor<T>::ones({}, A.device()), sl));
+  }
+  return {U, Vh, reshape(mul(linalg::det(U), linalg::det(Vh)), one), P2};
+}
+
+// N = d adj(diag s)[M] = diag(P2 diag(M)) - P2 o M (P2's zero diagonal leaves M's diagonal out of
+// the second term). Self-adjoint for the real inner product (P2 real and symmetric).
+template <class T>
+Tensor<T> adjugate_diag_jvp(const Tensor<T>& P2, const Tensor<T>& M) {
+  const Tensor<T> dm = unsqueeze(diagonal(M, 0, 0, 1), 1);  // n x 1 x batch
+  return sub(diag_embed(squeeze(matmul(P2, dm), 1)), mul(P2, M));
 }
 
 // Which matrices of a batch are exactly singular (det == 0), for det's rules: none (the LU rule on
@@ -83,6 +126,29 @@ SingularSplit<T> split_singular(const Tensor<T>& A, const Tensor<T>& d) {
 
 namespace ops {
 
+// adj(A) of square matrices (detail::adjugate_value); the rules are detail::adjugate_frame's:
+// dadj = c V N(U^H dA V) U^H, and gA = U N(conj(c) V^H gadj U) V^H (N is self-adjoint).
+struct Adjugate {
+  static constexpr const char* name = "adjugate";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& A) const {
+    return detail::adjugate_value(A);
+  }
+  template <class C>
+  auto jvp(const C& c) const {
+    const auto f = detail::adjugate_frame(c.x0());
+    const auto M = matmul(matmul(f.U.mH(), c.dx0()), f.Vh.mH());
+    return mul(matmul(matmul(f.Vh.mH(), detail::adjugate_diag_jvp(f.P2, M)), f.U.mH()), f.c);
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    const auto f = detail::adjugate_frame(c.x0());
+    const auto H = mul(matmul(matmul(f.Vh, c.gy0()), f.U), conj(f.c));
+    return matmul(matmul(f.U, detail::adjugate_diag_jvp(f.P2, H)), f.Vh);
+  }
+};
+
 // Outputs: det (T), LU, pivots.
 struct Det {
   static constexpr const char* name = "det";
@@ -123,7 +189,9 @@ struct Det {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>& A = c.x0();
     const auto s = detail::split_singular(A, c.y0());
-    auto by_adjugate = [&](const Tensor<T>& X) { return sum(diagonal(matmul(detail::adjugate(X), c.dx0())), {0}); };
+    auto by_adjugate = [&](const Tensor<T>& X) {
+      return sum(diagonal(matmul(detail::apply(Adjugate{}, X), c.dx0())), {0});
+    };
     auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
       return mul(d, sum(diagonal(detail::apply(SavedLuSolve{cpu::Trans::N}, X, LU, piv, c.dx0())), {0}));
     };
@@ -147,7 +215,7 @@ struct Det {
     const Shape batch = detail::mat_batch_shape(A.shape());
     const Shape mb = detail::with_batch(1, 1, batch);
     const auto s = detail::split_singular(A, c.y0());
-    auto by_adjugate = [&](const Tensor<T>& X) { return mul(detail::adjugate(X).mH(), reshape(c.gy0(), mb)); };
+    auto by_adjugate = [&](const Tensor<T>& X) { return mul(detail::apply(Adjugate{}, X).mH(), reshape(c.gy0(), mb)); };
     auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
       const Tensor<T> coef = reshape(mul(c.gy0(), conj(d)), mb);
       return mul(detail::apply(SavedLuSolve{cpu::Trans::C}, X, LU, piv, detail::batch_eye<T>(n, batch, X.device())),
