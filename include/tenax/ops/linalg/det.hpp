@@ -181,7 +181,7 @@ struct Det {
 
   // d det = tr(adj(A) dA) = det tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU);
   // gA = gdet adj(A)^H = (gdet conj(det)) A^-H (getrs 'C'). At an exactly singular A, adj(A) comes
-  // from detail::adjugate instead. The solves are SavedLuSolve (differentiable in A to any order
+  // from ops::Adjugate instead. The solves are SavedLuSolve (differentiable in A to any order
   // on the same factors; a failed matrix's NaN factors give NaN derivatives, as the forward gives
   // NaN, instead of an error from inside a rule).
   template <class C>
