@@ -106,10 +106,10 @@ template <class T>
 auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
   tenax::detail::check_square(op, A);
   TENAX_CHECK(A.device() == B_in.device(), op, "A on ", A.device().str(), " and B on ", B_in.device().str());
-  // A vector right-hand side (rank 1, or rank = A's rank - 1 with the batch) is treated as n x 1.
-  // (PyTorch's rule: B is a batch of vectors when its trailing dimensions are A's batch shape.)
+  // A vector right-hand side (rank 1, or n x batch with A's batch) is treated as n x 1.
+  // (PyTorch's rule: B is a batch of vectors when its shape is A's without one matrix dimension.)
   const bool vec = B_in.dim() == 1 ||
-                   (B_in.dim() == A.dim() - 1 && B_in.dim() >= 1 &&
+                   (B_in.dim() == A.dim() - 1 && B_in.dim() >= 1 && B_in.shape()[0] == A.shape()[0] &&
                     Shape(B_in.shape().begin() + 1, B_in.shape().end()) == tenax::detail::mat_batch_shape(A.shape()));
   Tensor<T> B = vec ? unsqueeze(B_in, 1) : B_in;
   tenax::detail::check_matrix(op, B);
