@@ -86,6 +86,20 @@ TYPED_TEST(LinalgGradSolve, SolveBatched) {
   expect_batch_matches_loop(f, A, b);
   // B broadcast over A's batch: its gradient is summed over the batch.
   TENAX_CHECK_GRADS(f, A, Tensor<T>::randn({4, 2}, 135));
+  // Right side: a k x n B whose trailing dimension n equals A's batch size is a matrix (k != n),
+  // not a batch of vectors; it broadcasts over A's batch.
+  const auto A4 = well_conditioned<T>(4, {4}, 140);
+  const auto Bk = Tensor<T>::randn({5, 4}, 139);
+  const auto Xr = fr(A4, Bk);
+  ASSERT_EQ(Xr.shape(), tx::Shape({5, 4, 4}));
+  auto one = [](const Tensor<T>& t, std::int64_t k) {
+    return t.slice(2, k, k + 1).reshape({t.shape()[0], t.shape()[1]});
+  };
+  for (std::int64_t k = 0; k < 4; ++k)
+    expect_close("X A = B, B broadcast", values(tx::matmul(one(Xr, k), one(A4, k))), values(Bk), 1e-12);
+  // On the left, n x batch is a batch of vectors.
+  const auto B33 = Tensor<T>::randn({4, 3}, 138);
+  EXPECT_EQ(f(A, B33).shape(), tx::Shape({4, 3}));  // vectors: B's trailing shape is A's batch
 }
 
 TYPED_TEST(LinalgGradSolve, SolveBroadcastsA) {
@@ -162,6 +176,24 @@ TYPED_TEST(LinalgGradSolve, Det) {
   const auto An = tx::matmul(P, well_conditioned<T>(3, {}, 163));
   if constexpr (!tx::is_complex_v<T>) EXPECT_LT(f(An).item(), 0);
   TENAX_CHECK_GRADS(f, An);
+  // The value is the product of U's diagonal (kept scaled), not exp(log|det|): exact for small
+  // integers; no overflow or underflow on the way to a representable result; inf or 0 past the
+  // range, like the true value.
+  using R = tx::real_t<T>;
+  EXPECT_EQ(f(Tensor<T>::from_col_major({1, 1}, {T(-3)})).item(), T(-3));
+  const auto D = Tensor<T>::from_col_major({3, 3}, {T(2), T(0), T(0), T(0), T(3), T(0), T(0), T(0), T(5)});
+  EXPECT_EQ(f(D).item(), T(30));
+  EXPECT_EQ(f(tx::matmul(P, D)).item(), T(-30));
+  const R big = std::numeric_limits<R>::max() / R(4), tiny = R(1) / big;
+  const auto B4 = tx::diag_embed(Tensor<T>::from_col_major({4}, {T(big), T(big), T(tiny), T(tiny)}));
+  EXPECT_NEAR(std::abs(f(B4).item() - T(1)), 0.0, 8 * std::numeric_limits<R>::epsilon());
+  const auto I2 = Tensor<T>::eye(2) * T(big);
+  EXPECT_TRUE(std::isinf(std::real(f(I2).item())));
+  EXPECT_EQ(f(Tensor<T>::eye(2) * T(R(1e-200))).item(), T(0));  // 1e-400
+  if constexpr (tx::is_complex_v<T>) {                          // (1 + 2i)(3 - i) = 5 + 5i
+    const auto Z = Tensor<T>::from_col_major({2, 2}, {T(1, 2), T(0), T(0), T(3, -1)});
+    EXPECT_EQ(f(Z).item(), T(5, 5));
+  }
 }
 
 // A copy of A with column j set to zero: exactly singular, and LU meets an exactly zero pivot
@@ -189,7 +221,7 @@ TYPED_TEST(LinalgGradSolve, DetAtSingularMatrices) {
   EXPECT_LT(tx::testing::max_abs(values(tx::matmul(adj, S))), 1e-12);
   EXPECT_GT(tx::testing::norm(values(G)), 0.1);
   tx::testing::GradOptions o;
-  o.f32 = false;                          // the float32 copy of S is not exactly singular
+  o.f32 = false;          // the float32 copy of S is not exactly singular
   o.second_order = true;  // the adjugate's own rules (a fixed SVD frame): exact at rank n - 1 and below
   o.reverse_over_forward = true;
   tx::testing::expect_ad(o, f, S);

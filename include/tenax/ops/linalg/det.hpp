@@ -155,7 +155,8 @@ struct Det {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
-  // det = sign * exp(log|det|) from slogdet's LU; on the CPU one captured kernel.
+  // det = (pivot parity) * prod(u_ii) on the LU, a scaled product (detail::lu_determinants), on the CPU
+  // one captured kernel; on other devices sign * exp(log|det|) from slogdet.
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
     if (!A.device().is_cpu()) {
@@ -173,7 +174,7 @@ struct Det {
     auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
       copy(p[1], p[3]);
       detail::lu_determinants(reinterpret_cast<T*>(p[1]), reinterpret_cast<std::int32_t*>(p[2]), n, nb,
-                              [&](std::int64_t b, T s, R l) { reinterpret_cast<T*>(p[0])[b] = s * T(std::exp(l)); });
+                              [&](std::int64_t b, T, R, T d) { reinterpret_cast<T*>(p[0])[b] = d; });
     };
     detail::record_kernel_n(run, {d.impl().get(), LU.impl().get(), piv.impl().get()}, {A.impl().get()});
     return {d, LU, piv};

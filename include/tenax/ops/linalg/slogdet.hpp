@@ -1,6 +1,10 @@
 #pragma once
 // slogdet (sign and log|det|) and det of square matrices, from one LU factorization that the
 // derivative rules reuse.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
@@ -9,19 +13,50 @@
 namespace tenax {
 namespace detail {
 
+// m * 2^e with m rescaled to a modulus in [0.5, 1) (both parts of a complex by the same power of
+// two, so exactly): a running product that neither overflows nor underflows before its end.
+template <class T>
+void renormalize(T& m, int& e) {
+  using R = real_t<T>;
+  if constexpr (is_complex_v<T>) {
+    const R big = std::max(std::abs(m.real()), std::abs(m.imag()));
+    if (big == R(0) || !std::isfinite(big)) return;
+    int k = 0;
+    (void)std::frexp(big, &k);
+    m = T(std::ldexp(m.real(), -k), std::ldexp(m.imag(), -k));
+    e += k;
+  } else {
+    int k = 0;
+    m = std::frexp(m, &k);
+    e += k;
+  }
+}
+
+template <class T>
+T scaled_value(const T& m, int e) {
+  if constexpr (is_complex_v<T>)
+    return T(std::ldexp(m.real(), e), std::ldexp(m.imag(), e));
+  else
+    return std::ldexp(m, e);
+}
+
 // The CPU determinants of nb contiguous n x n matrices overwritten by their LU factors (pivots:
-// n x nb): emit(b, sign, log|det|) per matrix, sign = (pivot parity) * prod(u_ii / |u_ii|) and
-// log|det| = sum(log |u_ii|); 0 and -inf at an exactly zero pivot; NaN and NaN for a matrix with
+// n x nb): emit(b, sign, log|det|, det) per matrix, sign = (pivot parity) * prod(u_ii / |u_ii|),
+// log|det| = sum(log |u_ii|) and det = (pivot parity) * prod(u_ii), the product kept as a
+// mantissa and a power of two (n roundings: exact for small integers, no overflow or underflow
+// before the result itself does); 0, -inf and 0 at an exactly zero pivot; NaN for a matrix with
 // inf or NaN, whose factors are NaN and whose pivots are the identity's.
 template <class T, class Emit>
 void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t nb, Emit&& emit) {
   using R = real_t<T>;
   for_each_matrix(lu_all, n, n, nb, [&](T* lu, std::int64_t b) {
-    T s(1);
+    T s(1), m(1);
+    int e = 0;
     R l(0);
     if (!all_finite(lu, n * n)) {
       s = T(std::numeric_limits<R>::quiet_NaN());
       l = std::numeric_limits<R>::quiet_NaN();
+      m = s;
       mark_nonfinite_lu(lu, n * n, piv + b * n, n);
     } else {
       std::int32_t* p = piv + b * n;
@@ -29,17 +64,19 @@ void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t 
       for (std::int64_t i = 0; i < n; ++i) {
         const T u = lu[i + i * n];
         const R a = std::abs(u);
-        if (p[i] != i + 1) s = -s;
+        if (p[i] != i + 1) s = -s, m = -m;
         if (a == R(0)) {
-          s = T(0);
+          s = m = T(0);
           l = -std::numeric_limits<R>::infinity();
           break;
         }
         s *= u / a;
         l += std::log(a);
+        m *= u;
+        renormalize(m, e);
       }
     }
-    emit(b, s, l);
+    emit(b, s, l, scaled_value(m, e));
   });
 }
 
@@ -71,7 +108,7 @@ struct Slogdet {
     auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
       copy(p[2], p[4]);
       detail::lu_determinants(reinterpret_cast<T*>(p[2]), reinterpret_cast<std::int32_t*>(p[3]), n, nb,
-                              [&](std::int64_t b, T s, R l) {
+                              [&](std::int64_t b, T s, R l, T) {
                                 reinterpret_cast<T*>(p[0])[b] = s;
                                 reinterpret_cast<R*>(p[1])[b] = l;
                               });
