@@ -320,7 +320,7 @@ TYPED_TEST(Failures, NonFiniteInputNeverHangs) {
       });
       if (batched) {
         // An exactly singular element next to the failed one: det's rule takes the adjugate (an
-        // SVD) for the whole batch, which must not raise for the failed element either.
+        // SVD) for it, which must not raise for the failed element either.
         auto Sing = tx::clone(H);
         for (std::int64_t i = 0; i < n; ++i) Sing.mutable_data()[i] = T(0);
         const Tensor<T> Mixed = tx::stack<T>({Sing, Bad, H}, 2);
@@ -373,6 +373,36 @@ TYPED_TEST(Failures, LuSolveRejectsPivotsOutOfRange) {
   const std::string msg = message_of([&] { la::lu_solve(LU, piv, Tensor<T>::randn({n, 2, 1}, 23)); });
   EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
   EXPECT_HAS(msg, "does not broadcast to LU's batch shape");
+}
+
+// lu_factor accepts a singular A (its info reports the zero pivot); solving with those factors
+// raises, naming the batch element, instead of returning inf/NaN. Also when traced and compiled.
+TYPED_TEST(Failures, LuSolveRaisesOnSingularFactors) {
+  using T = TypeParam;
+  const std::int64_t n = 3;
+  Tensor<T> S = tx::clone(well_conditioned<T>(n, 24));
+  for (std::int64_t i = 0; i < n; ++i) S.mutable_data()[i + 1 * n] = T(0);  // column 1: U(2, 2) = 0
+  const Tensor<T> A = tx::stack<T>({well_conditioned<T>(n, 25), S}, 2), B = Tensor<T>::randn({n, 2, 2}, 26);
+  const auto [LU, piv] = la::lu_factor(A);
+  for (const auto trans : {la::Trans::N, la::Trans::T, la::Trans::C}) {
+    const std::string msg = message_of([&] { la::lu_solve(LU, piv, B, trans); });
+    EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
+    EXPECT_HAS(msg, "is exactly zero");
+    EXPECT_HAS(msg, "batch element [1]");
+  }
+  // The regular matrix alone solves.
+  const auto [LU0, piv0] = la::lu_factor(element(A, 0));
+  EXPECT_TRUE(all_finite(la::lu_solve(LU0, piv0, element(B, 0))));
+  // Compiled: the check is a step of the program, run on each run's factors.
+  auto f = [](const Tensor<T>& a, const Tensor<T>& b) {
+    const auto [lu, p] = la::lu_factor(a);
+    return la::lu_solve(lu, p, b);
+  };
+  const Tensor<T> Ok = tx::stack<T>({well_conditioned<T>(n, 25), well_conditioned<T>(n, 27)}, 2);
+  auto c = tx::compile(f, Ok, B);
+  EXPECT_TRUE(all_finite(c(Ok, B)));
+  const std::string msg = message_of([&] { (void)c(A, B); });
+  EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
 }
 
 // ---- malformed shapes ----------------------------------------------------------------------------

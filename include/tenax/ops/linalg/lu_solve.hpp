@@ -1,10 +1,16 @@
 #pragma once
 // lu_solve: solves op(A) X = B with the factors (LU, pivots) of lu_factor(A), op in {N, T, C}.
+#include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/ops/binary/compare.hpp"
+#include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/permute_rows.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 
@@ -226,9 +232,35 @@ struct SavedLuSolve {
 
 }  // namespace ops
 
+namespace detail {
+
+// Per matrix of packed LU factors: k > 0 when U(k, k) is the first exactly zero pivot, else 0
+// (lu_factor_ex's code for a singular matrix). Tensor ops, so a traced lu_solve checks each run.
+template <class T>
+Tensor<std::int32_t> zero_pivot_info(const Tensor<T>& LU) {
+  using R = real_t<T>;
+  NoGradGuard no_grad;
+  ForwardOffGuard no_fw;
+  const std::int64_t n = LU.shape()[0];
+  const Device dev = LU.device();
+  std::vector<R> ramp(static_cast<std::size_t>(n));  // n - i: the first zero gives the largest
+  for (std::int64_t i = 0; i < n; ++i) ramp[static_cast<std::size_t>(i)] = R(n - i);
+  const Tensor<bool> zero = eq(abs(diagonal(LU, 0, 0, 1)), Tensor<R>::zeros({}, dev));  // n x batch
+  const Tensor<R> m =
+      max(where(zero, Tensor<R>::from_col_major(Shape{n}, ramp, dev), Tensor<R>::zeros({}, dev)), {0}, false);
+  return cast<std::int32_t>(where(eq(m, Tensor<R>::zeros({}, dev)), Tensor<R>::zeros({}, dev), rsub(m, R(n + 1))));
+}
+
+inline std::string singular_factors(std::int32_t info) {
+  return "the factors are singular: U(" + std::to_string(info) + ", " + std::to_string(info) + ") is exactly zero";
+}
+
+}  // namespace detail
+
 namespace linalg {
 
 // Solves op(A) X = B given (LU, pivots) = lu_factor(A). B is n x k (batched like LU or broadcast).
+// Throws LinAlgError naming the batch element when U has an exactly zero pivot (a singular A).
 template <Floating T>
 Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, const Tensor<T>& B,
                    Trans trans = Trans::N) {
@@ -256,6 +288,9 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
     const Tensor<std::int32_t> host = contiguous(pivots).to(Device::cpu());
     detail::check_pivots(op, host.data(), LU.shape()[0], LU.shape()[0], detail::mat_batch_count(LU.shape()));
   }
+  // Singular factors (lu_factor accepts a singular A) would give inf/NaN: raised, like solve.
+  if (LU.shape()[0] > 0 && LU.numel() > 0)
+    detail::raise_info(op, detail::zero_pivot_info(LU), LU.shape(), detail::singular_factors);
   return ops::LuSolve{trans}.derivative_call(LU, pivots, B);
 }
 
