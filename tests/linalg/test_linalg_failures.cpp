@@ -490,6 +490,21 @@ TYPED_TEST(Failures, ShapeErrorMessagesNameTheDtype) {
   expect_shape_error("lu_solve", {"[3, 3, 2]", "[3, 1, 3]", dt}, [&] {
     la::lu_solve(t({3, 3, 2}), Tensor<std::int32_t>::ones({3, 2}), t({3, 1, 3}));
   });
+  // The triangular ops name both shapes and the dtype, for the order and for the batch.
+  for (const bool left : {true, false}) {
+    expect_shape_error("solve_triangular", {"[3, 3]", "[4, 4]", dt}, [&] {
+      la::solve_triangular(t({3, 3}), t({4, 4}), false, left);
+    });
+    expect_shape_error("solve_triangular", {"[3, 3, 2]", "[3, 3, 3]", dt}, [&] {
+      la::solve_triangular(t({3, 3, 2}), t({3, 3, 3}), false, left);
+    });
+    expect_shape_error("triangular_matmul", {"[3, 3, 2]", "[3, 3, 3]", dt}, [&] {
+      la::triangular_matmul(t({3, 3, 2}), t({3, 3, 3}), false, left);
+    });
+  }
+  // An undefined operand is named by the op, not only as an undefined tensor.
+  expect_shape_error("solve", {"undefined input B", "[3, 3]"}, [&] { la::solve(t({3, 3}), Tensor<T>()); });
+  expect_shape_error("lu_solve", {"undefined pivots"}, [&] { la::lu_solve(LU, Tensor<std::int32_t>(), t({3, 2})); });
 }
 
 // ---- empty matrices ------------------------------------------------------------------------------

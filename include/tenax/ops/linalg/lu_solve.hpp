@@ -267,6 +267,7 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
   constexpr const char* op = "lu_solve";
   detail::check_square(op, LU);
   detail::check_matrix(op, B);
+  TENAX_CHECK(pivots.defined(), op, "undefined pivots (LU of shape ", LU.shape(), ")");
   TENAX_CHECK(B.shape()[0] == LU.shape()[0], op, "LU of shape ", LU.shape(), " does not match B of shape ", B.shape(),
               " (", dtype_traits<T>::name, ")");
   TENAX_CHECK(pivots.dim() >= 1 && pivots.shape()[0] == LU.shape()[0] &&
@@ -283,7 +284,8 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
   }
   TENAX_CHECK(batch_ok, op, "B's batch shape ", bb, " does not broadcast to LU's batch shape ", lb, " (LU ", LU.shape(),
               ", B ", B.shape(), ", ", dtype_traits<T>::name, ")");
-  TENAX_CHECK(pivots.device() == LU.device() && B.device() == LU.device(), op, "inputs on different devices");
+  TENAX_CHECK(pivots.device() == LU.device() && B.device() == LU.device(), op, "inputs on different devices (LU on ",
+              LU.device().str(), ", pivots on ", pivots.device().str(), ", B on ", B.device().str(), ")");
   if (!pivots.device().is_cpu() && pivots.numel() > 0) {  // (the CPU kernel checks them itself)
     const Tensor<std::int32_t> host = contiguous(pivots).to(Device::cpu());
     detail::check_pivots(op, host.data(), LU.shape()[0], LU.shape()[0], detail::mat_batch_count(LU.shape()));

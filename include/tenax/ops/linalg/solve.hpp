@@ -105,6 +105,7 @@ namespace detail_solve {
 template <class T>
 auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
   tenax::detail::check_square(op, A);
+  TENAX_CHECK(B_in.defined(), op, "undefined input B (A of shape ", A.shape(), ", ", dtype_traits<T>::name, ")");
   TENAX_CHECK(A.device() == B_in.device(), op, "A on ", A.device().str(), " and B on ", B_in.device().str());
   // A vector right-hand side (rank 1, or n x batch with A's batch) is treated as n x 1.
   // (PyTorch's rule: B is a batch of vectors when its shape is A's without one matrix dimension.)

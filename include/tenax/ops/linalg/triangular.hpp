@@ -3,6 +3,7 @@
 // read, op(.), the op of the adjoint, the argument checks, the CPU kernel (B copied into the result,
 // A into scratch when BLAS cannot read its layout, then one BLAS call per matrix) and the
 // device-neutral forward (the same steps with tensor ops and the device's BLAS: cuBLAS on a GPU).
+#include <algorithm>
 #include <functional>
 
 #include "tenax/ad/apply.hpp"
@@ -122,8 +123,13 @@ void check_triangular_args(const char* op, const Tensor<T>& A, const Tensor<T>& 
   TENAX_CHECK(A.device() == B.device(), op, "A on ", A.device().str(), " and B on ", B.device().str());
   const std::int64_t need = left ? B.shape()[0] : B.shape()[1];
   TENAX_CHECK(A.shape()[0] == need, op, "A of shape ", A.shape(), " does not match B of shape ", B.shape(),
-              left ? " (left side: A is n x n, B is n x k)" : " (right side: A is n x n, B is k x n)");
-  broadcast_shapes(mat_batch_shape(A.shape()), mat_batch_shape(B.shape()), op);
+              left ? " (left side: A is n x n, B is n x k; " : " (right side: A is n x n, B is k x n; ",
+              dtype_traits<T>::name, ")");
+  const Shape ab = mat_batch_shape(A.shape()), bb = mat_batch_shape(B.shape());
+  bool ok = true;
+  for (int d = 0; d < std::min(ab.size(), bb.size()); ++d) ok = ok && (ab[d] == bb[d] || ab[d] == 1 || bb[d] == 1);
+  TENAX_CHECK(ok, op, "the batch shapes of A ", ab, " and B ", bb, " do not broadcast (A ", A.shape(), ", B ",
+              B.shape(), ", ", dtype_traits<T>::name, ")");
 }
 
 }  // namespace detail
