@@ -33,31 +33,42 @@ void LeafNode::apply(GradList& gout, GradList&) {
   if (gout.size() > 0 && gout[0]) accumulate(grad, gout[0]);
 }
 
-namespace {
-
-// One backward pass at a time in the process. A pass keeps its scratch (cotangent buffers,
-// pending counts, visit marks) in the nodes and accumulates into leaves' .grad in place, so two
-// passes over a shared node (threads differentiating graphs with a common leaf) would race.
-// Recursive, so that a pass started while another runs on the same thread does not deadlock.
 std::recursive_mutex& engine_mutex() {
   static std::recursive_mutex m;
   return m;
 }
 
-// Pass ids are process-wide: a node visited by one thread's pass must look unvisited to the next
-// pass of any thread. Called with engine_mutex() held.
-std::uint32_t next_pass() {
-  static std::uint32_t pass = 0;
+namespace {
+
+// Pass ids are process-wide (64-bit: they never wrap back to a node's initial 0): a node visited by
+// one thread's pass must look unvisited to the next pass of any thread. Called with engine_mutex()
+// held.
+std::uint64_t next_pass() {
+  static std::uint64_t pass = 0;
   return ++pass;
 }
+
+// Set while this thread runs a pass: the scratch (in the nodes, and the thread's work lists) is
+// the pass's, so a pass cannot start inside another one on the same thread.
+thread_local bool in_pass = false;
+
+class PassScope {
+ public:
+  PassScope() { in_pass = true; }
+  ~PassScope() { in_pass = false; }
+  PassScope(const PassScope&) = delete;
+  PassScope& operator=(const PassScope&) = delete;
+};
 
 }  // namespace
 
 std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
   TENAX_CHECK(req.roots.size() == req.root_grads.size(), "backward", "internal error: ", req.roots.size(),
               " roots and ", req.root_grads.size(), " cotangents");
+  TENAX_CHECK(!in_pass, "backward", "a backward pass cannot start inside another one on the same thread");
   std::lock_guard<std::recursive_mutex> lock(engine_mutex());
-  const std::uint32_t pass = next_pass();
+  const PassScope scope;
+  const std::uint64_t pass = next_pass();
   const bool accumulate_leaves = req.inputs.empty();
 
   // Stop nodes: the producers of the requested inputs.

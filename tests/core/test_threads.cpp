@@ -309,7 +309,17 @@ TEST(Threads, BackwardFromSeveralThreadsOverASharedLeaf) {
           if (g.at({k}) != 2 * x.at({k})) ++bad;
       }
     });
+  // A reader (an optimizer, say) reads the shared gradient while the passes accumulate into it.
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load()) {
+      const T g = x.grad();
+      if (g.defined() && !(g.at({0}) > 0)) ++bad;  // exp(x) > 0: every partial sum is positive
+    }
+  });
   for (auto& t : users) t.join();
+  done = true;
+  reader.join();
   EXPECT_EQ(bad.load(), 0);
   // sum over threads and iterations of (u + 1) exp(x) = kIters * (1 + 2 + 3) exp(x).
   for (int k = 0; k < 3; ++k)

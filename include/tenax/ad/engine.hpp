@@ -1,6 +1,7 @@
 #pragma once
 // The reverse-mode engine: walks the tape from one or more roots in reverse topological order,
 // running each node's rule once with all its cotangents accumulated.
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -18,6 +19,12 @@ struct BackwardRequest {
 };
 
 std::vector<ImplPtr> run_backward(const BackwardRequest& req);
+
+// Held by every backward pass, one at a time in the process: a pass keeps its scratch in the nodes
+// and accumulates into leaves' .grad() in place. Tensor::grad() and zero_grad() take it too, so a
+// thread may read or reset a shared leaf's gradient while another one differentiates. Recursive:
+// grad() may be read on the thread that holds it.
+std::recursive_mutex& engine_mutex();
 
 // slot += g (slot may be null: it becomes g). Both have the same dtype and shape.
 void accumulate(ImplPtr& slot, const ImplPtr& g);

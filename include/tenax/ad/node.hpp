@@ -31,7 +31,7 @@ class Node {
   // Engine scratch, valid during one backward pass.
   GradList buffer;           // accumulated cotangent per output
   std::int32_t pending = 0;  // unprocessed consumers
-  std::uint32_t visit = 0;   // pass id of the last visit
+  std::uint64_t visit = 0;   // pass id of the last visit
   bool needed = false;
   CallStack* origin = nullptr;  // anomaly mode: where the forward ran (ad/anomaly.hpp); owned
 

@@ -31,13 +31,16 @@ template <Scalar T>
 Tensor<T> Tensor<T>::grad() const {
   if (!impl_ || !impl_->grad_fn || !impl_->grad_fn->is_leaf()) return Tensor();
   const auto* leaf = static_cast<const detail::LeafNode*>(impl_->grad_fn.get());
+  const std::lock_guard<std::recursive_mutex> lock(detail::engine_mutex());  // a pass may be writing it
   return leaf->grad ? Tensor(leaf->grad) : Tensor();
 }
 
 template <Scalar T>
 void Tensor<T>::zero_grad() const {
-  if (impl_ && impl_->grad_fn && impl_->grad_fn->is_leaf())
+  if (impl_ && impl_->grad_fn && impl_->grad_fn->is_leaf()) {
+    const std::lock_guard<std::recursive_mutex> lock(detail::engine_mutex());
     static_cast<detail::LeafNode*>(impl_->grad_fn.get())->grad.reset();
+  }
 }
 
 template <Scalar T>

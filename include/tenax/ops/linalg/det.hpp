@@ -88,14 +88,15 @@ Tensor<T> adjugate_diag_jvp(const Tensor<T>& P2, const Tensor<T>& M) {
 // the saved factors), all (the adjugate), or some. With some, each rule runs on a copy of the
 // batch where the other rule's matrices are replaced by harmless ones, and `where` picks per
 // matrix: the LU rule on A with the singular matrices set to I, the adjugate on A with the regular
-// ones set to diag(1, ..., n) (distinct singular values). Selecting never multiplies, so the
+// ones set to D = diag(1 + k / n^2), k = 1..n (distinct singular values whose products stay
+// within [1, e], so no inf even in anomaly mode). Selecting never multiplies, so the
 // replaced matrices contribute exact zeros, also to higher derivatives.
 template <class T>
 struct SingularSplit {
   enum Kind { kNone, kAll, kSome } kind = kNone;
   Tensor<bool> mask;  // batch shape: det == 0 (kSome only)
   Tensor<T> lu_A;     // A with the singular matrices set to I
-  Tensor<T> adj_A;    // A with the regular matrices set to diag(1, ..., n)
+  Tensor<T> adj_A;    // A with the regular matrices set to D
 };
 
 template <class T>
@@ -115,7 +116,8 @@ SingularSplit<T> split_singular(const Tensor<T>& A, const Tensor<T>& d) {
   s.mask = eq(d, Tensor<T>::zeros(batch, d.device()));
   const Tensor<bool> m = reshape(s.mask, with_batch(1, 1, batch));
   std::vector<T> dv(static_cast<std::size_t>(n * n), T(0));
-  for (std::int64_t i = 0; i < n; ++i) dv[static_cast<std::size_t>(i * (n + 1))] = T(static_cast<double>(i + 1));
+  for (std::int64_t i = 0; i < n; ++i)
+    dv[static_cast<std::size_t>(i * (n + 1))] = T(1.0 + static_cast<double>(i + 1) / static_cast<double>(n * n));
   const Tensor<T> D = Tensor<T>::from_col_major(Shape{n, n}, dv).to(A.device());
   s.lu_A = where(m, Tensor<T>::eye(n, n, A.device()), A);
   s.adj_A = where(m, A, D);

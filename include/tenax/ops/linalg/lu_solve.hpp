@@ -232,24 +232,55 @@ struct SavedLuSolve {
 
 }  // namespace ops
 
-namespace detail {
+namespace ops {
 
 // Per matrix of packed LU factors: k > 0 when U(k, k) is the first exactly zero pivot, else 0
-// (lu_factor_ex's code for a singular matrix). Tensor ops, so a traced lu_solve checks each run.
-template <class T>
-Tensor<std::int32_t> zero_pivot_info(const Tensor<T>& LU) {
-  using R = real_t<T>;
-  NoGradGuard no_grad;
-  ForwardOffGuard no_fw;
-  const std::int64_t n = LU.shape()[0];
-  const Device dev = LU.device();
-  std::vector<R> ramp(static_cast<std::size_t>(n));  // n - i: the first zero gives the largest
-  for (std::int64_t i = 0; i < n; ++i) ramp[static_cast<std::size_t>(i)] = R(n - i);
-  const Tensor<bool> zero = eq(abs(diagonal(LU, 0, 0, 1)), Tensor<R>::zeros({}, dev));  // n x batch
-  const Tensor<R> m =
-      max(where(zero, Tensor<R>::from_col_major(Shape{n}, ramp, dev), Tensor<R>::zeros({}, dev)), {0}, false);
-  return cast<std::int32_t>(where(eq(m, Tensor<R>::zeros({}, dev)), Tensor<R>::zeros({}, dev), rsub(m, R(n + 1))));
-}
+// (lu_factor_ex's code for a singular matrix). No derivative; on the CPU one captured kernel, so a
+// traced lu_solve checks each run's factors.
+struct ZeroPivotInfo {
+  static constexpr const char* name = "zero_pivot_info";
+  static constexpr bool one_kernel = true;  // on the CPU (kernels/capture.hpp)
+  template <class T>
+  Tensor<std::int32_t> forward(const Tensor<T>& LU_in) const {
+    using R = real_t<T>;
+    const std::int64_t n = LU_in.shape()[0], nb = detail::mat_batch_count(LU_in.shape());
+    const Shape batch = detail::mat_batch_shape(LU_in.shape());
+    const Device dev = LU_in.device();
+    if (!dev.is_cpu()) {
+      // n - i where U(i, i) == 0, maximised: the first zero pivot. (Nothing recorded.)
+      NoGradGuard no_grad;
+      detail::ForwardOffGuard no_fw;
+      std::vector<R> ramp(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) ramp[static_cast<std::size_t>(i)] = R(n - i);
+      const Tensor<R> zero = Tensor<R>::zeros({}, dev);
+      const Tensor<R> m =
+          max(where(eq(abs(diagonal(LU_in, 0, 0, 1)), zero), Tensor<R>::from_col_major(Shape{n}, ramp, dev), zero), {0},
+              false);
+      return cast<std::int32_t>(where(eq(m, zero), zero, rsub(m, R(n + 1))));
+    }
+    const Tensor<T> LU = LU_in.impl()->is_contiguous() ? LU_in : LU_in.contiguous();
+    Tensor<std::int32_t> info = Tensor<std::int32_t>::empty(batch);
+    detail::record_kernel_n(
+        [n, nb](char* const* p) {
+          auto* out = reinterpret_cast<std::int32_t*>(p[0]);
+          const T* lu = reinterpret_cast<const T*>(p[1]);
+          for (std::int64_t b = 0; b < nb; ++b) {
+            out[b] = 0;
+            for (std::int64_t i = 0; i < n; ++i)
+              if (lu[b * n * n + i * (n + 1)] == T(0)) {
+                out[b] = static_cast<std::int32_t>(i + 1);
+                break;
+              }
+          }
+        },
+        {info.impl().get()}, {LU.impl().get()});
+    return info;
+  }
+};
+
+}  // namespace ops
+
+namespace detail {
 
 inline std::string singular_factors(std::int32_t info) {
   return "the factors are singular: U(" + std::to_string(info) + ", " + std::to_string(info) + ") is exactly zero";
@@ -292,7 +323,7 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
   }
   // Singular factors (lu_factor accepts a singular A) would give inf/NaN: raised, like solve.
   if (LU.shape()[0] > 0 && LU.numel() > 0)
-    detail::raise_info(op, detail::zero_pivot_info(LU), LU.shape(), detail::singular_factors);
+    detail::raise_info(op, detail::apply_nondiff(ops::ZeroPivotInfo{}, LU), LU.shape(), detail::singular_factors);
   return ops::LuSolve{trans}.derivative_call(LU, pivots, B);
 }
 
