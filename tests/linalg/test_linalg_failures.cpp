@@ -383,7 +383,10 @@ TYPED_TEST(Failures, LuSolveRaisesOnSingularFactors) {
   Tensor<T> S = tx::clone(well_conditioned<T>(n, 24));
   for (std::int64_t i = 0; i < n; ++i) S.mutable_data()[i + 1 * n] = T(0);  // column 1: U(2, 2) = 0
   const Tensor<T> A = tx::stack<T>({well_conditioned<T>(n, 25), S}, 2), B = Tensor<T>::randn({n, 2, 2}, 26);
-  const auto [LU, piv] = la::lu_factor(A);
+  // Named, not structured, bindings: the lambda below captures them (clang < 16 cannot).
+  const auto factors = la::lu_factor(A);
+  const Tensor<T>& LU = factors.first;
+  const Tensor<std::int32_t>& piv = factors.second;
   for (const auto trans : {la::Trans::N, la::Trans::T, la::Trans::C}) {
     const std::string msg = message_of([&] { la::lu_solve(LU, piv, B, trans); });
     EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
