@@ -396,25 +396,28 @@ Tensor<real_t<T>> re_inner(const Tensor<T>& w, const Tensor<T>& y) {
 }
 
 // Runs f on another thread and waits up to `seconds`; a call that does not return is a failed test
-// and ends the process (it cannot be cancelled). Exceptions from f are rethrown here.
+// and ends the process (it cannot be cancelled). Exceptions from f are rethrown here. A thread that
+// returned is joined, so its thread-locals (gtest's trace stack) are gone before the process exits
+// (a detached one could still be tearing down then, which LeakSanitizer reported as a leak).
 template <class F>
 void within(double seconds, const std::string& what, F f) {
   auto state = std::make_shared<std::promise<std::exception_ptr>>();
   auto fut = state->get_future();
-  std::thread([state, f]() mutable {
+  std::thread worker([state, f]() mutable {
     try {
       f();
       state->set_value(nullptr);
     } catch (...) {
       state->set_value(std::current_exception());
     }
-  }).detach();
+  });
   if (fut.wait_for(std::chrono::duration<double>(seconds)) != std::future_status::ready) {
     ADD_FAILURE() << what << " did not return within " << seconds << " s (a hang)";
     std::fprintf(stderr, "FATAL: %s hangs\n", what.c_str());
     std::fflush(nullptr);
     std::_Exit(1);
   }
+  worker.join();
   if (auto e = fut.get()) std::rethrow_exception(e);
 }
 
