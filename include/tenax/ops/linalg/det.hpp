@@ -4,6 +4,7 @@
 // gradient of this polynomial is right there too (adj(A) has rank 1 when rank A = n - 1, and is 0
 // below).
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
@@ -87,7 +88,8 @@ Tensor<T> adjugate_diag_jvp(const Tensor<T>& P2, const Tensor<T>& M) {
 // Which matrices of a batch are exactly singular (det == 0), for det's rules: none (the LU rule on
 // the saved factors), all (the adjugate), or some. With some, each rule runs on a copy of the
 // batch where the other rule's matrices are replaced by harmless ones, and `where` picks per
-// matrix: the LU rule on A with the singular matrices set to I, the adjugate on A with the regular
+// matrix: the LU rule on A with the singular matrices set to I (on the saved factors, with I's in
+// their place: regular_factors), the adjugate on A with the regular
 // ones set to D = diag(1 + k / n^2), k = 1..n (distinct singular values whose products stay
 // within [1, e], so no inf even in anomaly mode). Selecting never multiplies, so the
 // replaced matrices contribute exact zeros, also to higher derivatives.
@@ -122,6 +124,22 @@ SingularSplit<T> split_singular(const Tensor<T>& A, const Tensor<T>& d) {
   s.lu_A = where(m, Tensor<T>::eye(n, n, A.device()), A);
   s.adj_A = where(m, A, D);
   return s;
+}
+
+// lu_A's determinant and LU factors without factorizing again: the saved ones for the regular
+// matrices, and I's (det 1, LU = I, identity pivots) for the singular ones.
+template <class T>
+std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> regular_factors(const SingularSplit<T>& s, const Tensor<T>& d,
+                                                                       const Tensor<T>& LU,
+                                                                       const Tensor<std::int32_t>& piv) {
+  const std::int64_t n = LU.shape()[0];
+  const Shape batch = mat_batch_shape(LU.shape());
+  const Device dev = LU.device();
+  Shape pb{1};
+  for (auto b : batch) pb.push_back(b);
+  return {where(s.mask, Tensor<T>::ones({}, dev), d),
+          where(reshape(s.mask, with_batch(1, 1, batch)), Tensor<T>::eye(n, n, dev), LU),
+          where(reshape(s.mask, pb), identity_pivots(n, dev), piv)};
 }
 
 }  // namespace detail
@@ -204,7 +222,7 @@ struct Det {
     } else if (s.kind == s.kNone) {
       d = by_lu(A, c.y0(), c.y1(), c.y2());
     } else {
-      const auto [dl, LU, piv] = detail::apply(Det{}, s.lu_A);
+      const auto [dl, LU, piv] = detail::regular_factors(s, c.y0(), c.y1(), c.y2());
       d = where(s.mask, by_adjugate(s.adj_A), by_lu(s.lu_A, dl, LU, piv));
     }
     return std::tuple{d, Tensor<T>(), Tensor<std::int32_t>()};
@@ -226,7 +244,7 @@ struct Det {
     };
     if (s.kind == s.kAll) return by_adjugate(A);
     if (s.kind == s.kNone) return by_lu(A, c.y0(), c.y1(), c.y2());
-    const auto [dl, LU, piv] = detail::apply(Det{}, s.lu_A);
+    const auto [dl, LU, piv] = detail::regular_factors(s, c.y0(), c.y1(), c.y2());
     return where(reshape(s.mask, mb), by_adjugate(s.adj_A), by_lu(s.lu_A, dl, LU, piv));
   }
 };

@@ -230,10 +230,6 @@ struct SavedLuSolve {
   }
 };
 
-}  // namespace ops
-
-namespace ops {
-
 // Per matrix of packed LU factors: k > 0 when U(k, k) is the first exactly zero pivot, else 0
 // (lu_factor_ex's code for a singular matrix). No derivative; on the CPU one captured kernel, so a
 // traced lu_solve checks each run's factors.
