@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "scaled_trsm.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/core/error.hpp"
 #include "workspace.hpp"
@@ -112,38 +113,72 @@ void gemm<c128>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t
 }
 
 // trsm (B = alpha op(A)^-1 B) and trmm (B = alpha op(A) B): the same flags and operands.
-#define TENAX_TRIANGULAR(NAME, T, fn, ALPHA)                                                                      \
+namespace {
+#define TENAX_TRIANGULAR_CALL(NAME, T, fn, ALPHA)                                                                     \
+  void NAME##_call(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A, \
+                   std::int64_t lda, T* B, std::int64_t ldb) {                                                        \
+    fn(CblasColMajor, side == Side::Left ? CblasLeft : CblasRight, uplo == Uplo::Lower ? CblasLower : CblasUpper,     \
+       cblas_trans(trans), diag == Diag::Unit ? CblasUnit : CblasNonUnit, m, n, ALPHA, A, lda, B, ldb);               \
+  }
+TENAX_TRIANGULAR_CALL(trsm, float, cblas_strsm, alpha)
+TENAX_TRIANGULAR_CALL(trsm, double, cblas_dtrsm, alpha)
+TENAX_TRIANGULAR_CALL(trsm, c64, cblas_ctrsm, &alpha)
+TENAX_TRIANGULAR_CALL(trsm, c128, cblas_ztrsm, &alpha)
+TENAX_TRIANGULAR_CALL(trmm, float, cblas_strmm, alpha)
+TENAX_TRIANGULAR_CALL(trmm, double, cblas_dtrmm, alpha)
+TENAX_TRIANGULAR_CALL(trmm, c64, cblas_ctrmm, &alpha)
+TENAX_TRIANGULAR_CALL(trmm, c128, cblas_ztrmm, &alpha)
+#undef TENAX_TRIANGULAR_CALL
+
+// trsm: a diagonal with a subnormal entry goes through scaled_trsm.
+template <class T>
+void checked_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
+                  std::int64_t lda, T* B, std::int64_t ldb) {
+  if (diag == Diag::NonUnit && has_tiny_diagonal(side == Side::Left ? m : n, A, lda)) {
+    scaled_trsm(side, uplo, trans, m, n, alpha, A, lda, B, ldb,
+                [](Side s, Uplo u, Trans t, std::int64_t mm, std::int64_t nn, T al, const T* a, std::int64_t la, T* b,
+                   std::int64_t lb) { trsm_call(s, u, t, Diag::NonUnit, mm, nn, al, a, la, b, lb); });
+    return;
+  }
+  trsm_call(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+}  // namespace
+
+#define TENAX_TRIANGULAR(NAME, T, call)                                                                           \
   template <>                                                                                                     \
   void NAME<T>(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A, \
                std::int64_t lda, T* B, std::int64_t ldb) {                                                        \
     count_call(Routine::NAME);                                                                                    \
     if (m == 0 || n == 0) return;                                                                                 \
-    fn(CblasColMajor, side == Side::Left ? CblasLeft : CblasRight, uplo == Uplo::Lower ? CblasLower : CblasUpper, \
-       cblas_trans(trans), diag == Diag::Unit ? CblasUnit : CblasNonUnit, m, n, ALPHA, A, lda, B, ldb);           \
+    call(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);                                                   \
   }
-TENAX_TRIANGULAR(trsm, float, cblas_strsm, alpha)
-TENAX_TRIANGULAR(trsm, double, cblas_dtrsm, alpha)
-TENAX_TRIANGULAR(trsm, c64, cblas_ctrsm, &alpha)
-TENAX_TRIANGULAR(trsm, c128, cblas_ztrsm, &alpha)
-TENAX_TRIANGULAR(trmm, float, cblas_strmm, alpha)
-TENAX_TRIANGULAR(trmm, double, cblas_dtrmm, alpha)
-TENAX_TRIANGULAR(trmm, c64, cblas_ctrmm, &alpha)
-TENAX_TRIANGULAR(trmm, c128, cblas_ztrmm, &alpha)
+TENAX_TRIANGULAR(trsm, float, checked_trsm<float>)
+TENAX_TRIANGULAR(trsm, double, checked_trsm<double>)
+TENAX_TRIANGULAR(trsm, c64, checked_trsm<c64>)
+TENAX_TRIANGULAR(trsm, c128, checked_trsm<c128>)
+TENAX_TRIANGULAR(trmm, float, trmm_call)
+TENAX_TRIANGULAR(trmm, double, trmm_call)
+TENAX_TRIANGULAR(trmm, c64, trmm_call)
+TENAX_TRIANGULAR(trmm, c128, trmm_call)
 #undef TENAX_TRIANGULAR
 
 // ---- LAPACK ----------------------------------------------------------------------------------
 
-#define TENAX_GETRF(T, fn)                                                                     \
-  template <>                                                                                  \
-  int getrf<T>(std::int64_t m, std::int64_t n, T * A, std::int64_t lda, std::int32_t * ipiv) { \
-    count_call(Routine::getrf);                                                                \
-    if (m == 0 || n == 0) return 0;                                                            \
-    return checked("getrf", fn(LAPACK_COL_MAJOR, m, n, A, lda, ipiv));                         \
+#define TENAX_GETRF(NAME, T, fn)                                                              \
+  template <>                                                                                 \
+  int NAME<T>(std::int64_t m, std::int64_t n, T * A, std::int64_t lda, std::int32_t * ipiv) { \
+    count_call(Routine::getrf);                                                               \
+    if (m == 0 || n == 0) return 0;                                                           \
+    return checked(#NAME, fn(LAPACK_COL_MAJOR, m, n, A, lda, ipiv));                          \
   }
-TENAX_GETRF(float, LAPACKE_sgetrf_work)
-TENAX_GETRF(double, LAPACKE_dgetrf_work)
-TENAX_GETRF(c64, LAPACKE_cgetrf_work)
-TENAX_GETRF(c128, LAPACKE_zgetrf_work)
+TENAX_GETRF(getrf, float, LAPACKE_sgetrf_work)
+TENAX_GETRF(getrf, double, LAPACKE_dgetrf_work)
+TENAX_GETRF(getrf, c64, LAPACKE_cgetrf_work)
+TENAX_GETRF(getrf, c128, LAPACKE_zgetrf_work)
+TENAX_GETRF(getrf2, float, LAPACKE_sgetrf2_work)
+TENAX_GETRF(getrf2, double, LAPACKE_dgetrf2_work)
+TENAX_GETRF(getrf2, c64, LAPACKE_cgetrf2_work)
+TENAX_GETRF(getrf2, c128, LAPACKE_zgetrf2_work)
 #undef TENAX_GETRF
 
 namespace {
@@ -187,6 +222,7 @@ void left_trsm(CBLAS_UPLO u, CBLAS_TRANSPOSE t, CBLAS_DIAG d, int n, int k, cons
 
 // getrs by its steps: with A = P L U, op N is B := U^-1 L^-1 (P^T B), ops T and C are
 // B := P (L^-op U^-op B); P^T B applies the interchanges ipiv[0..n) in order, P B in reverse.
+// Also taken when U has a subnormal pivot: the U solve then goes through scaled_trsm.
 template <class T>
 void getrs_by_steps(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda,
                     const std::int32_t* ipiv, T* B, std::int64_t ldb) {
@@ -198,12 +234,15 @@ void getrs_by_steps(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU,
   const CBLAS_TRANSPOSE t = cblas_trans(trans);
   const auto ni = static_cast<int>(n), ki = static_cast<int>(nrhs);
   const auto la = static_cast<int>(lda), lb = static_cast<int>(ldb);
+  const auto upper = [&] {
+    checked_trsm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, n, nrhs, T(1), LU, lda, B, ldb);
+  };
   if (trans == Trans::N) {
     for (std::int64_t i = 0; i < n; ++i) interchange(i);
     left_trsm(CblasLower, t, CblasUnit, ni, ki, LU, la, B, lb);
-    left_trsm(CblasUpper, t, CblasNonUnit, ni, ki, LU, la, B, lb);
+    upper();
   } else {
-    left_trsm(CblasUpper, t, CblasNonUnit, ni, ki, LU, la, B, lb);
+    upper();
     left_trsm(CblasLower, t, CblasUnit, ni, ki, LU, la, B, lb);
     for (std::int64_t i = n - 1; i >= 0; --i) interchange(i);
   }
@@ -217,7 +256,7 @@ void getrs_by_steps(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU,
                const std::int32_t* ipiv, T* B, std::int64_t ldb) {                                           \
     count_call(Routine::getrs);                                                                              \
     if (n == 0 || nrhs == 0) return 0;                                                                       \
-    if (small_getrs(n, nrhs, lda, ldb)) {                                                                    \
+    if (small_getrs(n, nrhs, lda, ldb) || has_tiny_diagonal(n, LU, lda)) {                                   \
       getrs_by_steps(trans, n, nrhs, LU, lda, ipiv, B, ldb);                                                 \
       return 0;                                                                                              \
     }                                                                                                        \

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "eigen/common.hpp"
+#include "scaled_trsm.hpp"
 
 namespace tenax::cpu {
 namespace {
@@ -96,10 +97,8 @@ void trsm_solve(Side side, Trans trans, const CMap<T>& a, MMap<T>& b) {
 }
 
 template <class T>
-void eigen_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
-                std::int64_t lda, T* B, std::int64_t ldb) {
-  count_call(Routine::trsm);
-  if (m == 0 || n == 0) return;
+void eigen_trsm_call(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
+                     std::int64_t lda, T* B, std::int64_t ldb) {
   MMap<T> b = mmap(B, m, n, ldb);
   if (alpha == T(0)) {  // BLAS: B = 0 and A is not referenced
     b.setZero();
@@ -109,6 +108,22 @@ void eigen_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, st
   const Index k = side == Side::Left ? m : n;
   const CMap<T> a = cmap(A, k, k, lda);
   with_triangle_mode(uplo, diag, [&](auto mode) { trsm_solve<decltype(mode)::value>(side, trans, a, b); });
+}
+
+// Eigen's triangular solves multiply by the reciprocal of the diagonal: a subnormal diagonal
+// entry goes through scaled_trsm.
+template <class T>
+void eigen_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
+                std::int64_t lda, T* B, std::int64_t ldb) {
+  count_call(Routine::trsm);
+  if (m == 0 || n == 0) return;
+  if (diag == Diag::NonUnit && has_tiny_diagonal(side == Side::Left ? m : n, A, lda)) {
+    scaled_trsm(side, uplo, trans, m, n, alpha, A, lda, B, ldb,
+                [](Side s, Uplo u, Trans t, std::int64_t mm, std::int64_t nn, T al, const T* a, std::int64_t la, T* x,
+                   std::int64_t lx) { eigen_trsm_call(s, u, t, Diag::NonUnit, mm, nn, al, a, la, x, lx); });
+    return;
+  }
+  eigen_trsm_call(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 
 // B = op(tri(a)) B or B op(tri(a)) with the Mode triangle of a (Eigen::Lower/Upper, optionally

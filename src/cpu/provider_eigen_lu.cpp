@@ -1,5 +1,6 @@
 // The Eigen provider: getrf and getrs.
 #include "eigen/common.hpp"
+#include "scaled_trsm.hpp"
 
 namespace tenax::cpu {
 namespace {
@@ -49,6 +50,15 @@ void laswp(T* A, Index lda, Index ncols, Index k1, Index k2, const std::int32_t*
   }
 }
 
+// x 2^e, exactly (each component; no intermediate 2^e that could overflow).
+template <class T>
+T times_pow2(const T& x, int e) {
+  if constexpr (is_complex_v<T>)
+    return T(std::ldexp(x.real(), e), std::ldexp(x.imag(), e));
+  else
+    return std::ldexp(x, e);
+}
+
 // Unblocked right-looking LU (getf2).
 template <class T>
 int getf2(Index m, Index n, T* A, Index lda, std::int32_t* ipiv) {
@@ -63,10 +73,16 @@ int getf2(Index m, Index n, T* A, Index lda, std::int32_t* ipiv) {
     if (a(p, j) != T(0)) {
       if (p != j) a.row(j).swap(a.row(p));
       if (j + 1 < m) {
-        if (std::abs(a(j, j)) >= sfmin)
+        if (std::abs(a(j, j)) >= sfmin) {
           a.col(j).tail(m - j - 1) *= T(1) / a(j, j);
-        else
-          a.col(j).tail(m - j - 1) /= a(j, j);
+        } else {
+          // A pivot below the safe minimum: divide instead, with both sides scaled by the power of
+          // two that brings the pivot to [0.5, 1) (Eigen's vectorized complex division forms
+          // |pivot|^2, which underflows; |entries| <= 2 |pivot| here, so nothing overflows).
+          const int e = -std::ilogb(std::max(std::abs(std::real(a(j, j))), std::abs(std::imag(a(j, j))))) - 1;
+          const T pivot = times_pow2(a(j, j), e);
+          for (Index i = j + 1; i < m; ++i) a(i, j) = times_pow2(a(i, j), e) / pivot;
+        }
       }
     } else if (info == 0) {
       info = static_cast<int>(j + 1);
@@ -110,6 +126,28 @@ int eigen_getrf(std::int64_t m, std::int64_t n, T* A, std::int64_t lda, std::int
   return getrf_rec<T>(m, n, A, lda, ipiv);
 }
 
+// B := op(U)^-1 B for getrs's upper triangle U; through scaled_trsm when U has a subnormal pivot
+// (Eigen's triangular solves multiply by the reciprocal of the diagonal).
+template <class T>
+void upper_solve(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda, T* B,
+                 std::int64_t ldb) {
+  const auto solve = [](Side, Uplo, Trans t, std::int64_t m, std::int64_t k, T, const T* a, std::int64_t la, T* x,
+                        std::int64_t lx) {
+    const CMap<T> u = cmap(a, m, m, la);
+    MMap<T> b = mmap(x, m, k, lx);
+    if (t == Trans::N)
+      u.template triangularView<Eigen::Upper>().solveInPlace(b);
+    else if (t == Trans::T)
+      u.transpose().template triangularView<Eigen::Lower>().solveInPlace(b);
+    else
+      u.adjoint().template triangularView<Eigen::Lower>().solveInPlace(b);
+  };
+  if (has_tiny_diagonal(n, LU, lda))
+    scaled_trsm(Side::Left, Uplo::Upper, trans, n, nrhs, T(1), LU, lda, B, ldb, solve);
+  else
+    solve(Side::Left, Uplo::Upper, trans, n, nrhs, T(1), LU, lda, B, ldb);
+}
+
 template <class T>
 int eigen_getrs(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda, const std::int32_t* ipiv,
                 T* B, std::int64_t ldb) {
@@ -125,15 +163,15 @@ int eigen_getrs(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std
     case Trans::N:  // A = P L U: X = U^-1 L^-1 P^T B
       laswp(B, ldb, nrhs, 0, n, ipiv, true);
       lu.template triangularView<Eigen::UnitLower>().solveInPlace(b);
-      lu.template triangularView<Eigen::Upper>().solveInPlace(b);
+      upper_solve(trans, n, nrhs, LU, lda, B, ldb);
       break;
     case Trans::T:  // A^T = U^T L^T P^T: X = P L^-T U^-T B
-      lu.transpose().template triangularView<Eigen::Lower>().solveInPlace(b);
+      upper_solve(trans, n, nrhs, LU, lda, B, ldb);
       lu.transpose().template triangularView<Eigen::UnitUpper>().solveInPlace(b);
       laswp(B, ldb, nrhs, 0, n, ipiv, false);
       break;
     case Trans::C:
-      lu.adjoint().template triangularView<Eigen::Lower>().solveInPlace(b);
+      upper_solve(trans, n, nrhs, LU, lda, B, ldb);
       lu.adjoint().template triangularView<Eigen::UnitUpper>().solveInPlace(b);
       laswp(B, ldb, nrhs, 0, n, ipiv, false);
       break;
@@ -180,6 +218,26 @@ template <>
 int getrs<std::complex<double>>(Trans trans, std::int64_t n, std::int64_t nrhs, const std::complex<double>* LU,
                                 std::int64_t lda, const std::int32_t* ipiv, std::complex<double>* B, std::int64_t ldb) {
   return eigen_getrs<std::complex<double>>(trans, n, nrhs, LU, lda, ipiv, B, ldb);
+}
+
+// getf2 already divides by a pivot below the safe minimum: getrf2 is getrf.
+template <>
+int getrf2<float>(std::int64_t m, std::int64_t n, float* A, std::int64_t lda, std::int32_t* ipiv) {
+  return eigen_getrf<float>(m, n, A, lda, ipiv);
+}
+template <>
+int getrf2<double>(std::int64_t m, std::int64_t n, double* A, std::int64_t lda, std::int32_t* ipiv) {
+  return eigen_getrf<double>(m, n, A, lda, ipiv);
+}
+template <>
+int getrf2<std::complex<float>>(std::int64_t m, std::int64_t n, std::complex<float>* A, std::int64_t lda,
+                                std::int32_t* ipiv) {
+  return eigen_getrf<std::complex<float>>(m, n, A, lda, ipiv);
+}
+template <>
+int getrf2<std::complex<double>>(std::int64_t m, std::int64_t n, std::complex<double>* A, std::int64_t lda,
+                                 std::int32_t* ipiv) {
+  return eigen_getrf<std::complex<double>>(m, n, A, lda, ipiv);
 }
 
 }  // namespace tenax::cpu

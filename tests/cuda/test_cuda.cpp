@@ -296,6 +296,18 @@ TEST(Cuda, CoverageOfOps) {
       {"inv", [&] { tx::linalg::inv(spd); }},
       {"det", [&] { tx::linalg::det(spd); }},
       {"slogdet", [&] { tx::linalg::slogdet(spd); }},
+      {"lu_factor", [&] { tx::linalg::lu_factor(a); }},
+      {"lu_solve",
+       [&] { tx::linalg::lu_solve(std::get<0>(tx::linalg::lu_factor(a)), std::get<1>(tx::linalg::lu_factor(a)), a); }},
+      {"concat",
+       [&] {
+         tx::concat<double>({a, a, a}, 1);
+       }},
+      {"stack",
+       [&] {
+         tx::stack<double>({a, a}, 2);
+       }},
+      {"imag", [&] { tx::imag(a); }},
   };
   std::vector<std::string> missing;
   for (auto& [name, f] : ops) {
@@ -489,4 +501,59 @@ TEST(Cuda, LinalgFailuresReportLikeTheCpu) {
   const std::string qc = message([&] { tx::linalg::qr(S); }), qd = message([&] { tx::linalg::qr(S.to(gpu)); });
   EXPECT_FALSE(qc.empty());
   EXPECT_EQ(qd, qc);
+}
+
+// Paths added without a GPU to run them (session 12 and 13): concat's tree of copying
+// concatenations, imag of a real tensor, lu_factor + lu_solve and its singular-factors check
+// (ops::ZeroPivotInfo's tensor-op branch), det and its second derivative at singular matrices
+// (per-matrix rule split, ops::Adjugate), and a subnormal pivot (the CPU refactors and scales;
+// cuSOLVER's and cuBLAS's behaviour there is what this checks).
+TEST(Cuda, ConcatImagLuSolveSingularDetSubnormal) {
+  REQUIRE_GPU();
+  tx::cuda::synchronize(0);
+  const auto a = Tensor<double>::randn({3, 2, 2}, 111), b = Tensor<double>::randn({3, 4, 2}, 112),
+             c = Tensor<double>::randn({3, 1, 2}, 113);
+  expect_close(tx::concat<double>({a.to(gpu), b.to(gpu), c.to(gpu)}, 1), tx::concat<double>({a, b, c}, 1), 0, "concat");
+  const auto w = Tensor<double>::randn({3, 7, 2}, 114);
+  auto loss = [&](const Tensor<double>& x) {
+    return tx::sum(tx::mul(tx::concat<double>({x, tx::square(x), x}, 1), w.to(x.device())));
+  };
+  expect_close(tx::grad(loss, b.to(gpu)), tx::grad(loss, b), 1e-12, "concat grad");
+  expect_close(tx::imag(a.to(gpu)), tx::imag(a), 0, "imag of real");
+  const auto z = Tensor<C>::randn({3, 3}, 115);
+  expect_close(tx::imag(z.to(gpu)), tx::imag(z), 0, "imag of complex");
+
+  const auto G = Tensor<double>::randn({4, 4, 3}, 116), B = Tensor<double>::randn({4, 2, 3}, 117);
+  auto [LUd, pd] = tx::linalg::lu_factor(G.to(gpu));
+  auto [LUc, pc] = tx::linalg::lu_factor(G);
+  expect_close(LUd, LUc, 1e-12, "lu_factor");
+  for (auto t : {tx::linalg::Trans::N, tx::linalg::Trans::T})
+    expect_close(tx::linalg::lu_solve(LUd, pd, B.to(gpu), t), tx::linalg::lu_solve(LUc, pc, B, t), 1e-11, "lu_solve");
+  auto S = tx::contiguous(G);
+  for (int i = 0; i < 4; ++i) S.mutable_data()[16 + 4 + i] = 0;  // matrix 1 singular
+  auto [LSd, psd] = tx::linalg::lu_factor(S.to(gpu));
+  auto [LSc, psc] = tx::linalg::lu_factor(S);
+  const std::string mc = tx::testing::error_of([&] { tx::linalg::lu_solve(LSc, psc, B); });
+  const std::string md =
+      tx::testing::error_of([&] { (void)tx::linalg::lu_solve(LSd, psd, B.to(gpu)).to(tx::Device::cpu()); });
+  EXPECT_FALSE(mc.empty());
+  EXPECT_EQ(md, mc);
+  tx::cuda::synchronize(0);
+
+  // det: a batch of a singular (rank 2) and regular matrices; values, gradient and hvp.
+  auto D = tx::contiguous(Tensor<double>::randn({3, 3, 2}, 118));
+  for (int i = 0; i < 3; ++i) D.mutable_data()[6 + i] = D.mutable_data()[i] + D.mutable_data()[3 + i];
+  auto f = [](const Tensor<double>& x) { return tx::sum(tx::linalg::det(x)); };
+  expect_close(tx::linalg::det(D.to(gpu)), tx::linalg::det(D), 1e-12, "det");
+  expect_close(tx::grad(f, D.to(gpu)), tx::grad(f, D), 1e-11, "det grad at a singular matrix");
+  const auto v = Tensor<double>::randn({3, 3, 2}, 119);
+  expect_close(tx::hvp(f, D.to(gpu), v.to(gpu)), tx::hvp(f, D, v), 1e-10, "det hvp at a singular matrix");
+
+  // diag(1e-310, 1): the CPU gives det 1e-310 and solve (1, 2) exactly.
+  const auto T = Tensor<double>::from_col_major({2, 2}, {1e-310, 0, 0, 1});
+  const auto y = Tensor<double>::from_col_major({2, 1}, {1e-310, 2});
+  expect_close(tx::linalg::solve(T.to(gpu), y.to(gpu)), tx::linalg::solve(T, y), 1e-15, "solve, subnormal pivot");
+  EXPECT_NEAR(tx::linalg::det(T.to(gpu)).item() / 1e-310, 1.0, 1e-12) << "det, subnormal pivot";
+  expect_close(tx::linalg::solve_triangular(T.to(gpu), y.to(gpu), true), tx::linalg::solve_triangular(T, y, true),
+               1e-15, "solve_triangular, subnormal diagonal");
 }

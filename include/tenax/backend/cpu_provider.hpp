@@ -57,6 +57,7 @@ void gemm(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, T 
           const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc);
 
 // B = alpha op(A)^-1 B (side Left) or alpha B op(A)^-1 (side Right), A triangular; B is m x n.
+// A subnormal diagonal entry is handled (the system is scaled by powers of two first).
 template <class T>
 void trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
           std::int64_t lda, T* B, std::int64_t ldb);
@@ -72,10 +73,17 @@ void trmm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int
 // as an internal tenax::Error. Workspaces are queried once per shape and taken from the pooled
 // allocator. Pivots are LAPACK's: 1-based, 32-bit.
 
-// LU with partial pivoting of an m x n matrix, in place.
+// LU with partial pivoting of an m x n matrix, in place. OpenBLAS's getrf multiplies by the
+// reciprocal of each pivot, which breaks at a subnormal pivot: callers use getrf_exact
+// (backend/tiny_pivots.hpp), which refactors such a matrix with getrf2.
 template <class T>
 int getrf(std::int64_t m, std::int64_t n, T* A, std::int64_t lda, std::int32_t* ipiv);
+// The same by LAPACK's recursive getrf2, which divides by a pivot below the safe minimum
+// (counted as getrf). Slower than getrf on large matrices; for the matrices getrf cannot do.
+template <class T>
+int getrf2(std::int64_t m, std::int64_t n, T* A, std::int64_t lda, std::int32_t* ipiv);
 // Solves op(A) X = B with getrf's factors of the n x n A; B (n x nrhs) is overwritten by X.
+// A subnormal pivot in U is handled as in trsm.
 template <class T>
 int getrs(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda, const std::int32_t* ipiv, T* B,
           std::int64_t ldb);

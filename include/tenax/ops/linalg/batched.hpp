@@ -62,15 +62,24 @@ void potrf_lower(const Tensor<T>& a, const Tensor<std::int32_t>& info) {
       });
 }
 
-// LU with partial pivoting of each m x n matrix of a; piv is min(m, n) x batch (1-based, LAPACK's).
+// LU with partial pivoting of each m x n matrix of a, a contiguous copy of src; piv is
+// min(m, n) x batch (1-based, LAPACK's). On the CPU a matrix with a subnormal pivot is copied
+// from src again and refactored (cpu::getrf_exact).
 template <class T>
-void getrf(const Tensor<T>& a, const Tensor<std::int32_t>& piv, const Tensor<std::int32_t>& info) {
+void getrf(const Tensor<T>& a, const Tensor<std::int32_t>& piv, const Tensor<std::int32_t>& info,
+           const Tensor<T>& src) {
   const std::int64_t m = a.shape()[0], n = a.shape()[1], k = std::min(m, n);
   T* p = a.mutable_data();
   std::int32_t *ip = piv.mutable_data(), *inf = info.mutable_data();
+  Tensor<T> original;
   each(
       "lu", a.device(), a.shape(),
-      [&](std::int64_t b) { inf[b] = cpu::getrf<T>(m, n, p + b * m * n, ld(m), ip + b * k); },
+      [&](std::int64_t b) {
+        inf[b] = cpu::getrf_exact<T>(m, n, p + b * m * n, ld(m), ip + b * k, [&](T* dst) {
+          if (!original.defined()) original = work_copy(src);
+          std::copy_n(original.data() + b * m * n, m * n, dst);
+        });
+      },
       [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
 #if defined(TENAX_HAS_CUDA)
         cuda::getrf<T>(dev, m, n, p + b * m * n, ld(m), ip + b * k, inf + b);
@@ -262,7 +271,7 @@ std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_of(const Te
   Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps, dev);
   Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
   if (LU.numel() == 0) return {LU, piv, info};
-  getrf(LU, piv, info);
+  getrf(LU, piv, info, A);
   info = with_nonfinite(info, A);
   Shape s1{1, 1}, p1{1};
   for (auto d : batch) {

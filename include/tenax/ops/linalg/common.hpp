@@ -2,6 +2,7 @@
 // Shared pieces of the linalg ops: shape checks, batch loops over contiguous column-major copies,
 // finiteness checks, info handling, and the "higher order" switch for rules that reuse saved
 // factors.
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "tenax/ad/mode.hpp"
 #include "tenax/backend/cpu_provider.hpp"
+#include "tenax/backend/tiny_pivots.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/parallel.hpp"
@@ -108,6 +110,29 @@ auto copy_to_contiguous(const Tensor<T>& src) {
   const cpu::LoopNest<2> nest = cpu::merge_loops<2>(src.shape(), {dst, byte_strides(*src.impl())});
   return [nest](char* d, char* s) { run_map_cpu<T, fn::Convert<T>, T>(fn::Convert<T>{}, nest, {d, s}); };
 }
+
+// Refills matrix b of a kernel's in-place factorization with its input, for cpu::getrf_exact:
+// copies the whole input once, on first use (a subnormal pivot is rare). Not thread-safe: for
+// batches run on the calling thread.
+template <class T, class Copy>
+class Reload {
+ public:
+  Reload(const Copy& copy, char* src, std::int64_t matrices, std::int64_t matrix_size)
+      : copy_(copy), src_(src), count_(matrices * matrix_size), size_(matrix_size) {}
+  void operator()(T* dst, std::int64_t b) {
+    if (buf_.empty()) {
+      buf_.resize(static_cast<std::size_t>(count_));
+      copy_(reinterpret_cast<char*>(buf_.data()), src_);
+    }
+    std::copy_n(buf_.data() + b * size_, size_, dst);
+  }
+
+ private:
+  const Copy& copy_;
+  char* src_;
+  std::int64_t count_, size_;
+  std::vector<T> buf_;
+};
 
 // Whether every entry of matrix b is finite.
 template <class T>

@@ -194,6 +194,7 @@ struct Det {
     auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
       copy(p[1], p[3]);
       detail::lu_determinants(reinterpret_cast<T*>(p[1]), reinterpret_cast<std::int32_t*>(p[2]), n, nb,
+                              detail::Reload<T, decltype(copy)>(copy, p[3], nb, n * n),
                               [&](std::int64_t b, T, R, T d) { reinterpret_cast<T*>(p[0])[b] = d; });
     };
     detail::record_kernel_n(run, {d.impl().get(), LU.impl().get(), piv.impl().get()}, {A.impl().get()});

@@ -33,13 +33,14 @@ struct LuFactor {
     auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
       copy(p[0], p[3]);
       std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[1]);
+      detail::Reload<T, decltype(copy)> reload(copy, p[3], nb, m * n);
       detail::for_each_matrix(reinterpret_cast<T*>(p[0]), m, n, nb, [&](T* lu, std::int64_t b) {
         std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
         if (!detail::all_finite(lu, m * n)) {
           inf = detail::kNonFiniteInfo;
           detail::mark_nonfinite_lu(lu, m * n, pv + b * k, k);
         } else {
-          inf = cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k);
+          inf = cpu::getrf_exact<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k, [&](T* a) { reload(a, b); });
         }
       });
     };
@@ -199,9 +200,10 @@ struct Lu {
       std::int32_t* const inf = reinterpret_cast<std::int32_t*>(p[4]);
       copy(reinterpret_cast<char*>(tall ? Lp : Up), p[5]);
       std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
+      detail::Reload<T, decltype(copy)> reload(copy, p[5], nb, m * n);
       detail::for_each_matrix(tall ? Lp : Up, m, n, nb, [&](T* lu, std::int64_t b) {
         if (detail::all_finite(lu, m * n)) {
-          inf[b] = cpu::getrf<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k);
+          inf[b] = cpu::getrf_exact<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k, [&](T* a) { reload(a, b); });
         } else {
           inf[b] = detail::kNonFiniteInfo;
           detail::mark_nonfinite_lu(lu, m * n, pv + b * k, k);

@@ -46,8 +46,9 @@ T scaled_value(const T& m, int e) {
 // mantissa and a power of two (n roundings: exact for small integers, no overflow or underflow
 // before the result itself does); 0, -inf and 0 at an exactly zero pivot; NaN for a matrix with
 // inf or NaN, whose factors are NaN and whose pivots are the identity's.
-template <class T, class Emit>
-void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t nb, Emit&& emit) {
+// reload(a, b) writes matrix b of the input into a (cpu::getrf_exact).
+template <class T, class Reloader, class Emit>
+void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t nb, Reloader&& reload, Emit&& emit) {
   using R = real_t<T>;
   for_each_matrix(lu_all, n, n, nb, [&](T* lu, std::int64_t b) {
     T s(1), m(1);
@@ -60,7 +61,7 @@ void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t 
       mark_nonfinite_lu(lu, n * n, piv + b * n, n);
     } else {
       std::int32_t* p = piv + b * n;
-      cpu::getrf<T>(n, n, lu, std::max<std::int64_t>(1, n), p);
+      cpu::getrf_exact<T>(n, n, lu, std::max<std::int64_t>(1, n), p, [&](T* a) { reload(a, b); });
       for (std::int64_t i = 0; i < n; ++i) {
         const T u = lu[i + i * n];
         const R a = std::abs(u);
@@ -108,6 +109,7 @@ struct Slogdet {
     auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
       copy(p[2], p[4]);
       detail::lu_determinants(reinterpret_cast<T*>(p[2]), reinterpret_cast<std::int32_t*>(p[3]), n, nb,
+                              detail::Reload<T, decltype(copy)>(copy, p[4], nb, n * n),
                               [&](std::int64_t b, T s, R l, T) {
                                 reinterpret_cast<T*>(p[0])[b] = s;
                                 reinterpret_cast<R*>(p[1])[b] = l;

@@ -38,13 +38,14 @@ struct Solve {
       copy_b(p[0], p[5]);
       std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[2]);
       const std::int64_t ld = std::max<std::int64_t>(1, n);
+      detail::Reload<T, decltype(copy_a)> reload(copy_a, p[4], nb, n * n);
       detail::for_each_matrix(reinterpret_cast<T*>(p[1]), n, n, nb, [&](T* lu, std::int64_t b) {
         std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[3])[b];
         if (!detail::all_finite(lu, n * n)) {
           inf = detail::kNonFiniteInfo;
           detail::mark_nonfinite_lu(lu, n * n, pv + b * n, n);
         } else {
-          inf = cpu::getrf<T>(n, n, lu, ld, pv + b * n);
+          inf = cpu::getrf_exact<T>(n, n, lu, ld, pv + b * n, [&](T* a) { reload(a, b); });
         }
         T* x = reinterpret_cast<T*>(p[0]) + b * n * k;
         if (inf == 0) {
