@@ -4,6 +4,7 @@
 // gradient of this polynomial is right there too (adj(A) has rank 1 when rank A = n - 1, and is 0
 // below).
 #include <cstdint>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -176,13 +177,10 @@ struct Det {
   static constexpr bool saves_outputs = true;
 
   // det = (pivot parity) * prod(u_ii) on the LU, a scaled product (detail::lu_determinants), on the CPU
-  // one captured kernel; on other devices sign * exp(log|det|) from slogdet.
+  // one captured kernel; on other devices forward_generic.
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) {
-      auto [sign, logabs, LU, piv] = Slogdet{}.forward(A);
-      return {mul(sign, cast<T>(exp(logabs))), LU, piv};
-    }
+    if (!A.device().is_cpu()) return forward_generic(A);
     using R = real_t<T>;
     const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
     const Shape batch = detail::mat_batch_shape(A.shape());
@@ -199,6 +197,39 @@ struct Det {
     };
     detail::record_kernel_n(run, {d.impl().get(), LU.impl().get(), piv.impl().get()}, {A.impl().get()});
     return {d, LU, piv};
+  }
+  // The same on any device, by tensor ops: (pivot parity) * prod(u_ii), a plain product, which is
+  // the CPU's scaled product bit for bit (on the CPU; a GPU reduction of more than 256 pivots
+  // multiplies in a tree) unless a partial product overflows or underflows. Where the plain
+  // product is 0, inf or NaN, or its log is more than 0.5 from log|det|, the result is
+  // sign * exp(log|det|) from slogdet instead (0 at a zero pivot, NaN for non-finite input, and
+  // within |log|det|| eps of the scaled product otherwise). A partial product that loses bits in
+  // the subnormal range and recovers is not detected (its relative error is then at most 2^-52
+  // times the range it lost).
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
+    using R = real_t<T>;
+    auto [sign, logabs, LU, piv] = Slogdet{}.forward_generic(A);
+    const Device dev = A.device();
+    // sign * |det| per component, a zero component staying 0 when |det| overflows (as the CPU's).
+    const Tensor<R> mag = exp(logabs), zero = Tensor<R>::scalar(R(0), dev);
+    const auto times = [&](const Tensor<R>& x) { return where(eq(x, zero), x, mul(x, mag)); };
+    Tensor<T> fallback;
+    if constexpr (is_complex_v<T>)
+      fallback = complex(times(real(sign)), times(imag(sign)));
+    else
+      fallback = times(sign);
+    const std::int64_t n = A.shape()[0];
+    if (n == 0) return {fallback, LU, piv};
+    const Tensor<T> swaps = prod(
+        where(ne(piv, detail::identity_pivots(n, dev)), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)),
+        {0}, false);
+    const Tensor<T> direct = mul(swaps, prod(diagonal(LU), {0}, false));
+    const Tensor<R> r = abs(direct);
+    const Tensor<bool> usable = gt(r, zero),  // false for NaN
+        bounded = lt(r, Tensor<R>::scalar(std::numeric_limits<R>::infinity(), dev)),
+                       consistent = le(abs(sub(log(r), logabs)), Tensor<R>::scalar(R(0.5), dev));
+    return {where(usable, where(bounded, where(consistent, direct, fallback), fallback), fallback), LU, piv};
   }
 
   // d det = tr(adj(A) dA) = det tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU);
