@@ -60,6 +60,10 @@ TEST(Errors, IsARuntimeError) {
 TEST(Errors, BroadcastMismatchNamesOpAndShapes) {
   const auto a = TD::zeros({2, 3}), b = TD::zeros({3, 2});
   expect_error([&] { tx::add(a, b); }, "[add]", {"[2, 3]", "[3, 2]", "cannot be broadcast"});
+  // ... and every input's dtype and shape, and the device.
+  expect_error([&] { tx::add(a, b); }, "[add]", {"inputs f64 [2, 3], f64 [3, 2] on cpu"});
+  expect_error([&] { tx::where(tx::Tensor<bool>::full({5}, true), a, a); }, "[where]",
+               {"[5]", "[2, 3]", "dimension 0: 5 vs 2", "inputs bool [5], f64 [2, 3], f64 [2, 3] on cpu"});
   expect_error([&] { a - b; }, "[sub]", {"[2, 3]", "[3, 2]"});
   expect_error([&] { a* b; }, "[mul]", {"[2, 3]", "[3, 2]"});
   expect_error([&] { a / b; }, "[div]", {"[2, 3]", "[3, 2]"});
@@ -171,7 +175,7 @@ TEST(Errors, MatmulShapes) {
       [] {
         tx::matmul(TD::zeros({2, 3}), TD::zeros({4, 2}));
       },
-      "[matmul] inner dimensions differ: [2, 3] x [4, 2]");
+      "[matmul] inner dimensions differ: [2, 3] x [4, 2] (f64 on cpu)");
   expect_error(
       [] {
         tx::matmul(TD::zeros({3}), TD::zeros({3, 2}));

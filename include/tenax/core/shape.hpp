@@ -128,6 +128,15 @@ inline int wrap_axis(std::int64_t axis, int rank, std::string_view op) {
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
+// The first dimension in which a and b cannot broadcast (see broadcast_shapes), or -1.
+inline int broadcast_conflict(const Shape& a, const Shape& b) {
+  for (int i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const std::int64_t x = i < a.size() ? a[i] : 1, y = i < b.size() ? b[i] : 1;
+    if (x != y && x != 1 && y != 1) return i;
+  }
+  return -1;
+}
+
 // Broadcast shape of a and b. tenax stores matrices in the leading dimensions and batches in the
 // trailing ones, so shapes are aligned at dimension 0 (the column-major mirror of NumPy's rule):
 // missing trailing dimensions and dimensions of size 1 broadcast.

@@ -3,8 +3,10 @@
 // over any strides. The functor is a plain struct with a templated call operator, so the same
 // definition can be instantiated by another backend. Large maps and copies are spread over the
 // worker pool in slices (kernels/parallel_loop.hpp); every element is computed the same way.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <sstream>
 #include <string_view>
 #include <tuple>
 
@@ -46,12 +48,31 @@ Device common_device(std::string_view op, const Tensor<In>&... in) {
   return d;
 }
 
+// The broadcast shape of the inputs; a mismatch names the two shapes that conflict, the
+// dimension, and every input's dtype and shape and the device.
 template <class... In>
 Shape broadcast_all(std::string_view op, const Tensor<In>&... in) {
   const Shape& first = std::get<0>(std::tie(in...)).shape();
   if ((... && (in.shape() == first))) return first;  // the common case: nothing broadcasts
-  Shape s;
-  ((s = broadcast_shapes(s, in.shape(), op)), ...);
+  Shape s, bad;
+  int at = -1;
+  const auto step = [&](const Shape& t) {
+    if (at >= 0) return;
+    at = broadcast_conflict(s, t);
+    if (at >= 0)
+      bad = t;
+    else
+      s = broadcast_shapes(s, t, op);
+  };
+  (step(in.shape()), ...);
+  if (at >= 0) {
+    std::ostringstream inputs;
+    const char* sep = "";
+    ((inputs << sep << dtype_traits<In>::name << " " << in.shape(), sep = ", "), ...);
+    const auto dim = [at](const Shape& x) { return at < x.size() ? x[at] : std::int64_t{1}; };
+    fail(op, "shapes ", s, " and ", bad, " cannot be broadcast (dimension ", at, ": ", dim(s), " vs ", dim(bad),
+         "; inputs ", inputs.str(), " on ", std::get<0>(std::tie(in...)).device().str(), ")");
+  }
   return s;
 }
 

@@ -43,7 +43,7 @@ template <class T>
 void check_matrix(std::string_view op, const Tensor<T>& a) {
   TENAX_CHECK(a.defined(), op, "undefined input");
   TENAX_CHECK(a.dim() >= 2, op, "expected a matrix or a batch of matrices (rank >= 2), got shape ", a.shape(), " (",
-              dtype_traits<T>::name, ", ", a.device().str(), ")");
+              dtype_traits<T>::name, " on ", a.device().str(), ")");
   check_kernel_device(op, a.device());
   TENAX_CHECK(a.shape()[0] <= INT_MAX && a.shape()[1] <= INT_MAX, op, "matrix dimensions of shape ", a.shape(),
               " exceed the provider's 32-bit index");
@@ -53,7 +53,7 @@ template <class T>
 void check_square(std::string_view op, const Tensor<T>& a) {
   check_matrix(op, a);
   TENAX_CHECK(a.shape()[0] == a.shape()[1], op, "expected square matrices, got shape ", a.shape(), " (",
-              dtype_traits<T>::name, ")");
+              dtype_traits<T>::name, " on ", a.device().str(), ")");
 }
 
 // A fresh contiguous column-major copy whose matrices the provider may overwrite.

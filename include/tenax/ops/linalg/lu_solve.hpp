@@ -296,11 +296,11 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
   detail::check_matrix(op, B);
   TENAX_CHECK(pivots.defined(), op, "undefined pivots (LU of shape ", LU.shape(), ")");
   TENAX_CHECK(B.shape()[0] == LU.shape()[0], op, "LU of shape ", LU.shape(), " does not match B of shape ", B.shape(),
-              " (", dtype_traits<T>::name, ")");
+              " (", dtype_traits<T>::name, " on ", LU.device().str(), ")");
   TENAX_CHECK(pivots.dim() >= 1 && pivots.shape()[0] == LU.shape()[0] &&
                   detail::mat_batch_shape(LU.shape()) == Shape(pivots.shape().begin() + 1, pivots.shape().end()),
               op, "pivots of shape ", pivots.shape(), " do not match LU of shape ", LU.shape(), " (",
-              dtype_traits<T>::name, ")");
+              dtype_traits<T>::name, " on ", LU.device().str(), ")");
   const Shape bb = detail::mat_batch_shape(B.shape()), lb = detail::mat_batch_shape(LU.shape());
   // B's batch dimensions broadcast to LU's (checked here to name both shapes); X has LU's batch
   // shape, so B may not have more batch dimensions.
@@ -310,7 +310,7 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
     batch_ok = batch_ok && (y == x || y == 1);
   }
   TENAX_CHECK(batch_ok, op, "B's batch shape ", bb, " does not broadcast to LU's batch shape ", lb, " (LU ", LU.shape(),
-              ", B ", B.shape(), ", ", dtype_traits<T>::name, ")");
+              ", B ", B.shape(), ", ", dtype_traits<T>::name, " on ", LU.device().str(), ")");
   TENAX_CHECK(pivots.device() == LU.device() && B.device() == LU.device(), op, "inputs on different devices (LU on ",
               LU.device().str(), ", pivots on ", pivots.device().str(), ", B on ", B.device().str(), ")");
   if (!pivots.device().is_cpu() && pivots.numel() > 0) {  // (the CPU kernel checks them itself)

@@ -180,14 +180,19 @@ struct Matmul {
 
 template <Floating T>
 Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
-  TENAX_CHECK(a.dim() >= 2 && b.dim() >= 2, "matmul", "needs rank >= 2 operands, got ", a.shape(), " and ", b.shape());
-  TENAX_CHECK(a.shape()[1] == b.shape()[0], "matmul", "inner dimensions differ: ", a.shape(), " x ", b.shape());
+  constexpr const char* dt = dtype_traits<T>::name;
+  TENAX_CHECK(a.dim() >= 2 && b.dim() >= 2, "matmul", "needs rank >= 2 operands, got ", a.shape(), " and ", b.shape(),
+              " (", dt, " on ", a.device().str(), ")");
+  TENAX_CHECK(a.shape()[1] == b.shape()[0], "matmul", "inner dimensions differ: ", a.shape(), " x ", b.shape(), " (",
+              dt, " on ", a.device().str(), ")");
   TENAX_CHECK(a.device() == b.device(), "matmul", "operands on different devices (", a.device().str(), " and ",
-              b.device().str(), ")");
+              b.device().str(), "; shapes ", a.shape(), " x ", b.shape(), ", ", dt, ")");
   for (auto d : {a.shape()[0], a.shape()[1], b.shape()[1]})
     TENAX_CHECK(d <= INT_MAX, "matmul", "dimension ", d, " exceeds the provider's 32-bit index in ", a.shape(), " x ",
-                b.shape());
-  broadcast_shapes(detail::mat_batch_shape(a.shape()), detail::mat_batch_shape(b.shape()), "matmul");
+                b.shape(), " (", dt, ")");
+  const Shape ba = detail::mat_batch_shape(a.shape()), bb = detail::mat_batch_shape(b.shape());
+  TENAX_CHECK(broadcast_conflict(ba, bb) < 0, "matmul", "batch dimensions of ", a.shape(), " and ", b.shape(),
+              " cannot be broadcast (batch shapes ", ba, " and ", bb, "; ", dt, " on ", a.device().str(), ")");
   return detail::apply(ops::Matmul{}, a, b);
 }
 

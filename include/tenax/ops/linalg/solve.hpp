@@ -106,7 +106,8 @@ namespace detail_solve {
 template <class T>
 auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
   tenax::detail::check_square(op, A);
-  TENAX_CHECK(B_in.defined(), op, "undefined input B (A of shape ", A.shape(), ", ", dtype_traits<T>::name, ")");
+  TENAX_CHECK(B_in.defined(), op, "undefined input B (A of shape ", A.shape(), ", ", dtype_traits<T>::name, " on ",
+              A.device().str(), ")");
   TENAX_CHECK(A.device() == B_in.device(), op, "A on ", A.device().str(), " and B on ", B_in.device().str());
   // A vector right-hand side (rank 1, or n x batch with A's batch) is treated as n x 1.
   // (PyTorch's rule: B is a batch of vectors when its shape is A's without one matrix dimension.)
@@ -118,11 +119,12 @@ auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
   if (!left) {
     // X A = B  <=>  A^H X^H = B^H.
     TENAX_CHECK(!vec && B.shape()[1] == A.shape()[0], op, "A of shape ", A.shape(), " does not match B of shape ",
-                B_in.shape(), " (right side: X A = B needs B k x n; ", dtype_traits<T>::name, ")");
+                B_in.shape(), " (right side: X A = B needs B k x n; ", dtype_traits<T>::name, " on ", A.device().str(),
+                ")");
     B = B.mH();
   }
   TENAX_CHECK(B.shape()[0] == A.shape()[0], op, "A of shape ", A.shape(), " does not match B of shape ", B_in.shape(),
-              " (", dtype_traits<T>::name, ")");
+              " (", dtype_traits<T>::name, " on ", A.device().str(), ")");
   const Shape ab = tenax::detail::mat_batch_shape(A.shape()), bb = tenax::detail::mat_batch_shape(B.shape());
   // The batch dimensions broadcast both ways (aligned at the first batch dimension, like every
   // tenax broadcast); checked here to name both shapes.
@@ -134,7 +136,7 @@ auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
     bc.push_back(x == 1 ? y : x);
   }
   TENAX_CHECK(batch_ok, op, "the batch shapes of A ", ab, " and B ", bb, " do not broadcast (A ", A.shape(), ", B ",
-              B_in.shape(), ", ", dtype_traits<T>::name, ")");
+              B_in.shape(), ", ", dtype_traits<T>::name, " on ", A.device().str(), ")");
   const std::int64_t n = A.shape()[0], k = B.shape()[1];
   Tensor<T> Ap = left ? A : A.mH();
   Tensor<T> X;

@@ -124,12 +124,12 @@ void check_triangular_args(const char* op, const Tensor<T>& A, const Tensor<T>& 
   const std::int64_t need = left ? B.shape()[0] : B.shape()[1];
   TENAX_CHECK(A.shape()[0] == need, op, "A of shape ", A.shape(), " does not match B of shape ", B.shape(),
               left ? " (left side: A is n x n, B is n x k; " : " (right side: A is n x n, B is k x n; ",
-              dtype_traits<T>::name, ")");
+              dtype_traits<T>::name, " on ", A.device().str(), ")");
   const Shape ab = mat_batch_shape(A.shape()), bb = mat_batch_shape(B.shape());
   bool ok = true;
   for (int d = 0; d < std::min(ab.size(), bb.size()); ++d) ok = ok && (ab[d] == bb[d] || ab[d] == 1 || bb[d] == 1);
   TENAX_CHECK(ok, op, "the batch shapes of A ", ab, " and B ", bb, " do not broadcast (A ", A.shape(), ", B ",
-              B.shape(), ", ", dtype_traits<T>::name, ")");
+              B.shape(), ", ", dtype_traits<T>::name, " on ", A.device().str(), ")");
 }
 
 }  // namespace detail

@@ -54,12 +54,13 @@ Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
   Shape full = xs[0].shape();
   full[d] = 0;
   for (const auto& x : xs) {
-    TENAX_CHECK(x.dim() == full.size(), "concat", "ranks differ: ", xs[0].shape(), " and ", x.shape());
+    TENAX_CHECK(x.dim() == full.size(), "concat", "ranks differ: ", xs[0].shape(), " and ", x.shape(), " (",
+                dtype_traits<T>::name, " on ", x.device().str(), ")");
     TENAX_CHECK(x.device() == xs[0].device(), "concat", "inputs are on different devices (", xs[0].device().str(),
                 " and ", x.device().str(), ")");
     for (int i = 0; i < full.size(); ++i)
       TENAX_CHECK(i == d || x.shape()[i] == xs[0].shape()[i], "concat", "shapes ", xs[0].shape(), " and ", x.shape(),
-                  " differ outside dimension ", d);
+                  " differ outside dimension ", d, " (", dtype_traits<T>::name, " on ", x.device().str(), ")");
     full[d] += x.shape()[d];
   }
   if (xs.size() == 1) return clone(xs[0]);
@@ -82,7 +83,8 @@ Tensor<T> stack(const std::vector<Tensor<T>>& xs, int dim) {
   std::vector<Tensor<T>> u;
   u.reserve(xs.size());
   for (const auto& x : xs) {
-    TENAX_CHECK(x.shape() == xs[0].shape(), "stack", "shapes differ: ", xs[0].shape(), " and ", x.shape());
+    TENAX_CHECK(x.shape() == xs[0].shape(), "stack", "shapes differ: ", xs[0].shape(), " and ", x.shape(), " (",
+                dtype_traits<T>::name, " on ", x.device().str(), ")");
     u.push_back(unsqueeze(x, dim));
   }
   return concat(u, dim);

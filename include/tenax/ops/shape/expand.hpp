@@ -31,10 +31,12 @@ struct Expand {
 
 template <Scalar T>
 Tensor<T> expand(const Tensor<T>& x, const Shape& shape) {
-  TENAX_CHECK(x.dim() <= shape.size(), "expand", "cannot expand shape ", x.shape(), " to ", shape);
+  TENAX_CHECK(x.dim() <= shape.size(), "expand", "cannot expand shape ", x.shape(), " to ", shape, " (",
+              dtype_traits<T>::name, " on ", x.device().str(), ")");
   for (int d = 0; d < shape.size(); ++d) {
     const std::int64_t s = d < x.dim() ? x.shape()[d] : 1;
-    TENAX_CHECK(s == shape[d] || s == 1, "expand", "cannot expand shape ", x.shape(), " to ", shape);
+    TENAX_CHECK(s == shape[d] || s == 1, "expand", "cannot expand shape ", x.shape(), " to ", shape, " (",
+                dtype_traits<T>::name, " on ", x.device().str(), ")");
   }
   checked_numel(shape, "expand");
   if (shape == x.shape()) return x;

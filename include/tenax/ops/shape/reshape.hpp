@@ -94,7 +94,8 @@ Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
     shape[infer] = x.numel() / known;
   }
   TENAX_CHECK(numel_of(shape) == x.numel(), "reshape", "shape ", shape_in, " has ", numel_of(shape),
-              " elements, input ", x.shape(), " has ", x.numel());
+              " elements, input ", x.shape(), " has ", x.numel(), " (", dtype_traits<T>::name, " on ", x.device().str(),
+              ")");
   if (shape == x.shape()) return x;
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Reshape{shape}, x);
