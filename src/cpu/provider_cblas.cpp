@@ -234,16 +234,20 @@ void getrs_by_steps(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU,
   const CBLAS_TRANSPOSE t = cblas_trans(trans);
   const auto ni = static_cast<int>(n), ki = static_cast<int>(nrhs);
   const auto la = static_cast<int>(lda), lb = static_cast<int>(ldb);
-  const auto upper = [&] {
-    checked_trsm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, n, nrhs, T(1), LU, lda, B, ldb);
-  };
   if (trans == Trans::N) {
     for (std::int64_t i = 0; i < n; ++i) interchange(i);
     left_trsm(CblasLower, t, CblasUnit, ni, ki, LU, la, B, lb);
-    upper();
+    checked_trsm(Side::Left, Uplo::Upper, trans, Diag::NonUnit, n, nrhs, T(1), LU, lda, B, ldb);
   } else {
-    upper();
-    left_trsm(CblasLower, t, CblasUnit, ni, ki, LU, la, B, lb);
+    if (has_tiny_diagonal(n, LU, lda)) {
+      scaled_getrs_transposed(
+          trans, n, nrhs, LU, lda, B, ldb,
+          [](Uplo u, Diag d, Trans op, std::int64_t m, std::int64_t k, const T* a, std::int64_t ld, T* x,
+             std::int64_t ldx) { trsm_call(Side::Left, u, op, d, m, k, T(1), a, ld, x, ldx); });
+    } else {
+      left_trsm(CblasUpper, t, CblasNonUnit, ni, ki, LU, la, B, lb);
+      left_trsm(CblasLower, t, CblasUnit, ni, ki, LU, la, B, lb);
+    }
     for (std::int64_t i = n - 1; i >= 0; --i) interchange(i);
   }
 }

@@ -126,26 +126,32 @@ int eigen_getrf(std::int64_t m, std::int64_t n, T* A, std::int64_t lda, std::int
   return getrf_rec<T>(m, n, A, lda, ipiv);
 }
 
-// B := op(U)^-1 B for getrs's upper triangle U; through scaled_trsm when U has a subnormal pivot
-// (Eigen's triangular solves multiply by the reciprocal of the diagonal).
+// Eigen's triangular solves multiply by the reciprocal of the diagonal, so getrs on a U with a
+// subnormal pivot goes through scaled_trsm (op N) or scaled_getrs_transposed (ops T, C), with
+// this left-side solve: op(tri)^-1 B for the upper (non-unit) or lower (unit) triangle of a.
 template <class T>
-void upper_solve(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda, T* B,
-                 std::int64_t ldb) {
-  const auto solve = [](Side, Uplo, Trans t, std::int64_t m, std::int64_t k, T, const T* a, std::int64_t la, T* x,
-                        std::int64_t lx) {
-    const CMap<T> u = cmap(a, m, m, la);
-    MMap<T> b = mmap(x, m, k, lx);
-    if (t == Trans::N)
-      u.template triangularView<Eigen::Upper>().solveInPlace(b);
-    else if (t == Trans::T)
-      u.transpose().template triangularView<Eigen::Lower>().solveInPlace(b);
+void left_solve(Uplo uplo, Diag diag, Trans t, std::int64_t m, std::int64_t k, const T* a, std::int64_t la, T* x,
+                std::int64_t lx) {
+  const CMap<T> tri = cmap(a, m, m, la);
+  MMap<T> b = mmap(x, m, k, lx);
+  // op(tri) of an upper triangle is lower for T and C: the view's own triangle.
+  const bool upper = (uplo == Uplo::Upper) == (t == Trans::N), unit = diag == Diag::Unit;
+  const auto run = [&](const auto& view) {
+    if (upper && !unit)
+      view.template triangularView<Eigen::Upper>().solveInPlace(b);
+    else if (upper)
+      view.template triangularView<Eigen::UnitUpper>().solveInPlace(b);
+    else if (!unit)
+      view.template triangularView<Eigen::Lower>().solveInPlace(b);
     else
-      u.adjoint().template triangularView<Eigen::Lower>().solveInPlace(b);
+      view.template triangularView<Eigen::UnitLower>().solveInPlace(b);
   };
-  if (has_tiny_diagonal(n, LU, lda))
-    scaled_trsm(Side::Left, Uplo::Upper, trans, n, nrhs, T(1), LU, lda, B, ldb, solve);
+  if (t == Trans::N)
+    run(tri);
+  else if (t == Trans::T)
+    run(tri.transpose());
   else
-    solve(Side::Left, Uplo::Upper, trans, n, nrhs, T(1), LU, lda, B, ldb);
+    run(tri.adjoint());
 }
 
 template <class T>
@@ -159,20 +165,29 @@ int eigen_getrs(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std
   check_arg(ld_ok(ldb, n), "getrs", 8);
   const CMap<T> lu = cmap(LU, n, n, lda);
   MMap<T> b = mmap(B, n, nrhs, ldb);
+  const bool tiny = has_tiny_diagonal(n, LU, lda);
   switch (trans) {
     case Trans::N:  // A = P L U: X = U^-1 L^-1 P^T B
       laswp(B, ldb, nrhs, 0, n, ipiv, true);
       lu.template triangularView<Eigen::UnitLower>().solveInPlace(b);
-      upper_solve(trans, n, nrhs, LU, lda, B, ldb);
+      if (tiny)
+        scaled_trsm(Side::Left, Uplo::Upper, trans, n, nrhs, T(1), LU, lda, B, ldb,
+                    [](Side, Uplo u, Trans t, std::int64_t m, std::int64_t k, T, const T* a, std::int64_t la, T* x,
+                       std::int64_t lx) { left_solve(u, Diag::NonUnit, t, m, k, a, la, x, lx); });
+      else
+        lu.template triangularView<Eigen::Upper>().solveInPlace(b);
       break;
     case Trans::T:  // A^T = U^T L^T P^T: X = P L^-T U^-T B
-      upper_solve(trans, n, nrhs, LU, lda, B, ldb);
-      lu.transpose().template triangularView<Eigen::UnitUpper>().solveInPlace(b);
-      laswp(B, ldb, nrhs, 0, n, ipiv, false);
-      break;
     case Trans::C:
-      upper_solve(trans, n, nrhs, LU, lda, B, ldb);
-      lu.adjoint().template triangularView<Eigen::UnitUpper>().solveInPlace(b);
+      if (tiny) {
+        scaled_getrs_transposed(trans, n, nrhs, LU, lda, B, ldb, left_solve<T>);
+      } else if (trans == Trans::T) {
+        lu.transpose().template triangularView<Eigen::Lower>().solveInPlace(b);
+        lu.transpose().template triangularView<Eigen::UnitUpper>().solveInPlace(b);
+      } else {
+        lu.adjoint().template triangularView<Eigen::Lower>().solveInPlace(b);
+        lu.adjoint().template triangularView<Eigen::UnitUpper>().solveInPlace(b);
+      }
       laswp(B, ldb, nrhs, 0, n, ipiv, false);
       break;
   }

@@ -1,16 +1,16 @@
 #pragma once
 // Triangular solves with a subnormal diagonal entry (see tenax/backend/tiny_pivots.hpp): the
-// system is scaled by powers of two (exact) so that every diagonal entry is normal, then solved
-// by the provider's own kernel. With D = diag(d_i), d_i = 1 for a normal entry and 2^e (e <= 56
-// in f64, 27 in f32) raising a subnormal one to [2 min, 4 min):
-//   left,  op N:    A X = B    <=>  (D A) X = D B
-//   left,  op T/C:  A^T X = B  <=>  (A D)^T X = D B
-//   right, op N:    X A = B    <=>  X (A D) = B D
-//   right, op T/C:  X A^T = B  <=>  X (D A)^T = B D
-// so A's rows are scaled when (side Left) == (op N), its columns otherwise, and B's rows (left)
-// or columns (right). X is unchanged. A row of A or B holding values near the overflow threshold
-// next to a subnormal pivot would overflow here; such a system's solution overflows anyway
-// unless it cancels exactly.
+// unknowns are scaled by powers of two (exact) so that every diagonal entry is normal, the
+// provider's own kernel solves, and the solution is scaled back. With D = diag(d_i), d_i = 1 for a
+// normal entry and 2^e (e <= 53 in f64, 24 in f32) raising a subnormal one to [2 min, 4 min):
+//   left:   op(A) X = B  <=>  (op(A) D) X' = B,  X = D X'
+//   right:  X op(A) = B  <=>  X' (D op(A)) = B,  X = X' D
+// op(A) D scales A's columns for op N and its rows for op T/C; D op(A) the other way round.
+// X' is X with its subnormal-pivot rows (left) or columns (right) scaled down, so it stays finite
+// where X overflows (an exact solution of size 1 / subnormal): the other unknowns never meet
+// inf * 0 or inf - inf on the way, and only X's own overflowing entries become inf at the end.
+// An unknown smaller than 2^e min loses bits in X'. A row or column of A holding values near the
+// overflow threshold next to a subnormal pivot would overflow in the scaled copy.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -35,6 +35,16 @@ real_t<T> pivot_scale(const T& x) {
   return std::ldexp(R(1), std::numeric_limits<R>::min_exponent + 1 - e);
 }
 
+// x d per component (a complex x times the complex d + 0i would make inf * 0 = NaN when x d
+// overflows).
+template <class T>
+T times(const T& x, real_t<T> d) {
+  if constexpr (is_complex_v<T>)
+    return T(x.real() * d, x.imag() * d);
+  else
+    return x * d;
+}
+
 // op(A)^-1 B or B op(A)^-1 as trsm (non-unit diagonal), through a scaled copy of A's uplo
 // triangle; solve(side, uplo, trans, m, n, alpha, a, lda, B, ldb) is the provider's kernel.
 template <class T, class Solve>
@@ -45,16 +55,46 @@ void scaled_trsm(Side side, Uplo uplo, Trans trans, std::int64_t m, std::int64_t
   const std::int64_t k = left ? m : n;
   std::vector<R> d(static_cast<std::size_t>(k));
   for (std::int64_t i = 0; i < k; ++i) d[static_cast<std::size_t>(i)] = pivot_scale(A[i + i * lda]);
-  const bool rows = left == (trans == Trans::N);
+  const bool columns = left == (trans == Trans::N);
   std::vector<T> a(static_cast<std::size_t>(k * k), T(0));
   for (std::int64_t j = 0; j < k; ++j) {
     const std::int64_t i0 = uplo == Uplo::Upper ? 0 : j, i1 = uplo == Uplo::Upper ? j + 1 : k;
     for (std::int64_t i = i0; i < i1; ++i)
-      a[static_cast<std::size_t>(i + j * k)] = A[i + j * lda] * d[static_cast<std::size_t>(rows ? i : j)];
+      a[static_cast<std::size_t>(i + j * k)] = A[i + j * lda] * d[static_cast<std::size_t>(columns ? j : i)];
   }
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < m; ++i) B[i + j * ldb] *= d[static_cast<std::size_t>(left ? i : j)];
   solve(side, uplo, trans, m, n, alpha, a.data(), k, B, ldb);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i)
+      B[i + j * ldb] = times(B[i + j * ldb], d[static_cast<std::size_t>(left ? i : j)]);
+}
+
+// getrs's op T / C on factors whose U has a subnormal pivot: X = L^-op (U^-op B). The U solve's
+// unknowns stay scaled through the L solve, so an overflowing entry of U^-op B (inf) never meets a
+// zero of L (inf * 0): with D as above,
+//   U^op X = B       <=>  (D U)^op X' = B,  X = D X'
+//   L^op Y = X       <=>  (D L D^-1)^op Y' = X',  Y = D Y'
+// (D L D^-1 has entries l_ij d_i / d_j; |l_ij| <= 1 with partial pivoting). solve(uplo, diag,
+// trans, n, nrhs, a, lda, B, ldb) is the provider's left-side triangular solve.
+template <class T, class Solve>
+void scaled_getrs_transposed(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda, T* B,
+                             std::int64_t ldb, Solve&& solve) {
+  using R = real_t<T>;
+  std::vector<R> d(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) d[static_cast<std::size_t>(i)] = pivot_scale(LU[i + i * lda]);
+  std::vector<T> u(static_cast<std::size_t>(n * n), T(0)), l(static_cast<std::size_t>(n * n), T(0));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const T x = LU[i + j * lda];
+      const R di = d[static_cast<std::size_t>(i)], dj = d[static_cast<std::size_t>(j)];
+      if (i <= j)
+        u[static_cast<std::size_t>(i + j * n)] = x * di;
+      else
+        l[static_cast<std::size_t>(i + j * n)] = x * di / dj;
+    }
+  solve(Uplo::Upper, Diag::NonUnit, trans, n, nrhs, u.data(), n, B, ldb);
+  solve(Uplo::Lower, Diag::Unit, trans, n, nrhs, l.data(), n, B, ldb);
+  for (std::int64_t j = 0; j < nrhs; ++j)
+    for (std::int64_t i = 0; i < n; ++i) B[i + j * ldb] = times(B[i + j * ldb], d[static_cast<std::size_t>(i)]);
 }
 
 }  // namespace tenax::cpu

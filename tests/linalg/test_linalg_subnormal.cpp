@@ -231,6 +231,45 @@ TYPED_TEST(Subnormal, GenericForwardAgrees) {
   EXPECT_LE(relative_error(std::get<0>(w), std::get<0>(w)), 0.0) << "non-finite factors";
 }
 
+// Where part of the solution overflows (an exact 1 / subnormal), the other unknowns stay exact:
+// no inf * 0 or inf - inf inside the solves (the unknowns are scaled, not the right-hand side).
+TYPED_TEST(Subnormal, OverflowingUnknownsLeaveTheOthersExact) {
+  using T = TypeParam;
+  const std::int64_t n = 5;
+  const std::vector<std::int64_t> idx{2};
+  // inv(M D) = D^-1 M^-1: row 2 overflows, the other rows are M^-1's.
+  const Tensor<T> M = general<T>(Kind::Cond2, n, n, 15);
+  const Tensor<T> Ai = la::inv(shrink(M, idx, false)), Mi = la::inv(M);
+  for (std::int64_t i : {0, 1, 3, 4})
+    EXPECT_LE(relative_error(Ai.slice(0, i, i + 1), Mi.slice(0, i, i + 1)), tolerance<T>()) << "inv row " << i;
+  for (const T& x : Ai.slice(0, 2, 3).contiguous().to_vector())
+    EXPECT_FALSE(std::isnan(static_cast<double>(std::abs(x)))) << "inv row 2";
+  // diag(t, 1) with op T and C: [[1/t, 0], [0, 1]], 1/t overflowing.
+  const R<T> t = std::ldexp(R<T>(1), -tiny_exponent<T>());
+  const auto D = Tensor<T>::from_col_major({2, 2}, {T(t), T(0), T(0), T(1)});
+  const auto I = Tensor<T>::eye(2);
+  const std::vector<T> want{T(INFINITY), T(0), T(0), T(1)};
+  auto [LU, piv] = la::lu_factor(D);
+  for (auto op : {la::Trans::N, la::Trans::T, la::Trans::C}) {
+    EXPECT_EQ(la::lu_solve(LU, piv, I, op).to_vector(), want);
+    EXPECT_EQ(la::solve_triangular(D, I, true, true, false, op).to_vector(), want);
+    EXPECT_EQ(la::solve_triangular(D, I, false, false, false, op).to_vector(), want);
+  }
+}
+
+// det's derivatives at a subnormal pivot, where A^-1 overflows but det A^-1 does not.
+TEST(SubnormalExact, DetDerivatives) {
+  using TD = Tensor<double>;
+  const auto f = [](const TD& a) { return la::det(a); };
+  const auto A = TD::from_col_major({2, 2}, {1e-310, 0, 0, 1});
+  EXPECT_EQ(tx::grad(f, A).to_vector(), (std::vector<double>{1, 0, 0, 1e-310}));
+  EXPECT_EQ(tx::jvp(f, A, TD::from_col_major({2, 2}, {1, 0, 0, 0})).second.item(), 1.0);
+  EXPECT_EQ(tx::jvp(f, A, TD::from_col_major({2, 2}, {0, 0, 0, 1})).second.item(), 1e-310);
+  // [[1e-310, 1], [0, 1]]: gradient [[1, 0], [-1, 1e-310]].
+  const auto B = TD::from_col_major({2, 2}, {1e-310, 0, 1, 1});
+  EXPECT_EQ(tx::grad(f, B).to_vector(), (std::vector<double>{1, -1, 0, 1e-310}));
+}
+
 // The case from the report, exactly: diag(1e-310, 1).
 TEST(SubnormalExact, DiagonalF64) {
   const auto A = Tensor<double>::from_col_major({2, 2}, {1e-310, 0, 0, 1});

@@ -3,6 +3,7 @@
 // singular matrices (chosen per matrix of a batch) the rules use the adjugate from an SVD, so the
 // gradient of this polynomial is right there too (adj(A) has rank 1 when rank A = n - 1, and is 0
 // below).
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <tuple>
@@ -198,14 +199,12 @@ struct Det {
     detail::record_kernel_n(run, {d.impl().get(), LU.impl().get(), piv.impl().get()}, {A.impl().get()});
     return {d, LU, piv};
   }
-  // The same on any device, by tensor ops: (pivot parity) * prod(u_ii), a plain product, which is
+  // The same on any device, by tensor ops: (pivot parity) * prod(u_ii), a plain product. When
+  // sum |log |u_ii|| keeps every partial product, in any order, inside the normal range, that is
   // the CPU's scaled product bit for bit (on the CPU; a GPU reduction of more than 256 pivots
-  // multiplies in a tree) unless a partial product overflows or underflows. Where the plain
-  // product is 0, inf or NaN, or its log is more than 0.5 from log|det|, the result is
-  // sign * exp(log|det|) from slogdet instead (0 at a zero pivot, NaN for non-finite input, and
-  // within |log|det|| eps of the scaled product otherwise). A partial product that loses bits in
-  // the subnormal range and recovers is not detected (its relative error is then at most 2^-52
-  // times the range it lost).
+  // multiplies in a tree, so the last bits may differ there). Otherwise (and at a zero pivot, and
+  // for non-finite input) it is sign * exp(log|det|) from slogdet: 0 at a zero pivot, NaN for
+  // non-finite input, else within about sum |log |u_ii|| eps of the scaled product.
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
     using R = real_t<T>;
@@ -221,15 +220,17 @@ struct Det {
       fallback = times(sign);
     const std::int64_t n = A.shape()[0];
     if (n == 0) return {fallback, LU, piv};
+    const Tensor<T> u = diagonal(LU);
     const Tensor<T> swaps = prod(
         where(ne(piv, detail::identity_pivots(n, dev)), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)),
         {0}, false);
-    const Tensor<T> direct = mul(swaps, prod(diagonal(LU), {0}, false));
-    const Tensor<R> r = abs(direct);
-    const Tensor<bool> usable = gt(r, zero),  // false for NaN
-        bounded = lt(r, Tensor<R>::scalar(std::numeric_limits<R>::infinity(), dev)),
-                       consistent = le(abs(sub(log(r), logabs)), Tensor<R>::scalar(R(0.5), dev));
-    return {where(usable, where(bounded, where(consistent, direct, fallback), fallback), fallback), LU, piv};
+    const Tensor<T> direct = mul(swaps, prod(u, {0}, false));
+    // Every partial product lies in [exp(-spread), exp(spread)]: normal when spread is at most
+    // (the smaller exponent range - 1) ln 2. False for a zero pivot (inf) and for NaN.
+    constexpr int range = std::min(std::numeric_limits<R>::max_exponent, 1 - std::numeric_limits<R>::min_exponent) - 1;
+    const Tensor<R> spread = sum(abs(log(abs(u))), {0}, false);
+    const Tensor<bool> normal = le(spread, Tensor<R>::scalar(R(range * 0.6931471805599453), dev));
+    return {where(normal, direct, fallback), LU, piv};
   }
 
   // d det = tr(adj(A) dA) = det tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU);
@@ -245,8 +246,11 @@ struct Det {
     auto by_adjugate = [&](const Tensor<T>& X) {
       return sum(diagonal(matmul(detail::apply(Adjugate{}, X), c.dx0())), {0});
     };
+    const Shape mb = detail::with_batch(1, 1, detail::mat_batch_shape(A.shape()));
+    // tr(A^-1 (det dA)): det scales the right-hand side, not A^-1, which overflows at a
+    // subnormal pivot where det tr(A^-1 dA) is of ordinary size.
     auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
-      return mul(d, sum(diagonal(detail::apply(SavedLuSolve{cpu::Trans::N}, X, LU, piv, c.dx0())), {0}));
+      return sum(diagonal(detail::apply(SavedLuSolve{cpu::Trans::N}, X, LU, piv, mul(c.dx0(), reshape(d, mb)))), {0});
     };
     Tensor<T> d;
     if (s.kind == s.kAll) {
@@ -269,10 +273,11 @@ struct Det {
     const Shape mb = detail::with_batch(1, 1, batch);
     const auto s = detail::split_singular(A, c.y0());
     auto by_adjugate = [&](const Tensor<T>& X) { return mul(detail::apply(Adjugate{}, X).mH(), reshape(c.gy0(), mb)); };
+    // A^-H (gdet conj(det) I): the coefficient scales the right-hand side (as in jvp).
     auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
       const Tensor<T> coef = reshape(mul(c.gy0(), conj(d)), mb);
-      return mul(detail::apply(SavedLuSolve{cpu::Trans::C}, X, LU, piv, detail::batch_eye<T>(n, batch, X.device())),
-                 coef);
+      return detail::apply(SavedLuSolve{cpu::Trans::C}, X, LU, piv,
+                           mul(detail::batch_eye<T>(n, batch, X.device()), coef));
     };
     if (s.kind == s.kAll) return by_adjugate(A);
     if (s.kind == s.kNone) return by_lu(A, c.y0(), c.y1(), c.y2());
