@@ -268,6 +268,11 @@ TEST(SubnormalExact, DetDerivatives) {
   // [[1e-310, 1], [0, 1]]: gradient [[1, 0], [-1, 1e-310]].
   const auto B = TD::from_col_major({2, 2}, {1e-310, 0, 1, 1});
   EXPECT_EQ(tx::grad(f, B).to_vector(), (std::vector<double>{1, -1, 0, 1e-310}));
+  // Second order: d^2 det / da00 da11 = 1.
+  EXPECT_EQ(tx::hvp(f, A, TD::from_col_major({2, 2}, {0, 0, 0, 1})).to_vector(), (std::vector<double>{1, 0, 0, 0}));
+  // slogdet's gradient A^-H = diag(1e310, 1): inf where the exact value overflows, exact elsewhere.
+  const auto logabs = [](const TD& a) { return std::get<1>(la::slogdet(a)); };
+  EXPECT_EQ(tx::grad(logabs, A).to_vector(), (std::vector<double>{INFINITY, 0, 0, 1}));
 }
 
 // The case from the report, exactly: diag(1e-310, 1).
