@@ -1,16 +1,16 @@
 #pragma once
-// Triangular solves with a subnormal diagonal entry (see tenax/backend/tiny_pivots.hpp): the
-// unknowns are scaled by powers of two (exact) so that every diagonal entry is normal, the
-// provider's own kernel solves, and the solution is scaled back. With D = diag(d_i), d_i = 1 for a
-// normal entry and 2^e (e <= 53 in f64, 24 in f32) raising a subnormal one to [2 min, 4 min):
-//   left:   op(A) X = B  <=>  (op(A) D) X' = B,  X = D X'
-//   right:  X op(A) = B  <=>  X' (D op(A)) = B,  X = X' D
-// op(A) D scales A's columns for op N and its rows for op T/C; D op(A) the other way round.
-// X' is X with its subnormal-pivot rows (left) or columns (right) scaled down, so it stays finite
-// where X overflows (an exact solution of size 1 / subnormal): the other unknowns never meet
-// inf * 0 or inf - inf on the way, and only X's own overflowing entries become inf at the end.
-// An unknown smaller than 2^e min loses bits in X'. A row or column of A holding values near the
-// overflow threshold next to a subnormal pivot would overflow in the scaled copy.
+// Triangular solves with a subnormal diagonal entry (see tenax/backend/tiny_pivots.hpp). With
+// D = diag(d_i), d_i = 1 for a normal entry and 2^e (e <= 53 in f64, 24 in f32) raising a
+// subnormal one to [2 min, 4 min), the system is scaled on both sides (exact):
+//   left:   op(A) X = B  <=>  (D op(A) D) X' = D B,  X = D X'
+//   right:  X op(A) = B  <=>  X' (D op(A) D) = B D,  X = X' D
+// (D op(A) D = op(D A D): entry (i, j) of A times d_i d_j), the provider's own kernel solves, and
+// X' is scaled back. Raising the pivot's row keeps an equation whose entries are all tiny at full
+// precision; raising its column keeps the unknown X' = X / d finite where X overflows (an exact
+// 1 / subnormal), so the other unknowns never meet inf * 0 or inf - inf, and only X's own
+// overflowing entries become inf at the end. An unknown smaller than 2^e min loses bits in X'; a
+// row or column of A holding values near the overflow threshold next to a subnormal pivot would
+// overflow in the scaled copy.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -55,13 +55,16 @@ void scaled_trsm(Side side, Uplo uplo, Trans trans, std::int64_t m, std::int64_t
   const std::int64_t k = left ? m : n;
   std::vector<R> d(static_cast<std::size_t>(k));
   for (std::int64_t i = 0; i < k; ++i) d[static_cast<std::size_t>(i)] = pivot_scale(A[i + i * lda]);
-  const bool columns = left == (trans == Trans::N);
   std::vector<T> a(static_cast<std::size_t>(k * k), T(0));
   for (std::int64_t j = 0; j < k; ++j) {
     const std::int64_t i0 = uplo == Uplo::Upper ? 0 : j, i1 = uplo == Uplo::Upper ? j + 1 : k;
     for (std::int64_t i = i0; i < i1; ++i)
-      a[static_cast<std::size_t>(i + j * k)] = A[i + j * lda] * d[static_cast<std::size_t>(columns ? j : i)];
+      a[static_cast<std::size_t>(i + j * k)] =
+          A[i + j * lda] * (d[static_cast<std::size_t>(i)] * d[static_cast<std::size_t>(j)]);
   }
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i)
+      B[i + j * ldb] = times(B[i + j * ldb], d[static_cast<std::size_t>(left ? i : j)]);
   solve(side, uplo, trans, m, n, alpha, a.data(), k, B, ldb);
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < m; ++i)
@@ -71,7 +74,7 @@ void scaled_trsm(Side side, Uplo uplo, Trans trans, std::int64_t m, std::int64_t
 // getrs's op T / C on factors whose U has a subnormal pivot: X = L^-op (U^-op B). The U solve's
 // unknowns stay scaled through the L solve, so an overflowing entry of U^-op B (inf) never meets a
 // zero of L (inf * 0): with D as above,
-//   U^op X = B       <=>  (D U)^op X' = B,  X = D X'
+//   U^op X = B       <=>  (D U D)^op X' = D B,  X = D X'
 //   L^op Y = X       <=>  (D L D^-1)^op Y' = X',  Y = D Y'
 // (D L D^-1 has entries l_ij d_i / d_j; |l_ij| <= 1 with partial pivoting). solve(uplo, diag,
 // trans, n, nrhs, a, lda, B, ldb) is the provider's left-side triangular solve.
@@ -87,10 +90,12 @@ void scaled_getrs_transposed(Trans trans, std::int64_t n, std::int64_t nrhs, con
       const T x = LU[i + j * lda];
       const R di = d[static_cast<std::size_t>(i)], dj = d[static_cast<std::size_t>(j)];
       if (i <= j)
-        u[static_cast<std::size_t>(i + j * n)] = x * di;
+        u[static_cast<std::size_t>(i + j * n)] = x * (di * dj);
       else
         l[static_cast<std::size_t>(i + j * n)] = x * di / dj;
     }
+  for (std::int64_t j = 0; j < nrhs; ++j)
+    for (std::int64_t i = 0; i < n; ++i) B[i + j * ldb] = times(B[i + j * ldb], d[static_cast<std::size_t>(i)]);
   solve(Uplo::Upper, Diag::NonUnit, trans, n, nrhs, u.data(), n, B, ldb);
   solve(Uplo::Lower, Diag::Unit, trans, n, nrhs, l.data(), n, B, ldb);
   for (std::int64_t j = 0; j < nrhs; ++j)

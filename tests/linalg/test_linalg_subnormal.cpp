@@ -15,6 +15,7 @@
 #include <complex>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "linalg/linalg_check_support.hpp"
@@ -273,6 +274,37 @@ TEST(SubnormalExact, DetDerivatives) {
   // slogdet's gradient A^-H = diag(1e310, 1): inf where the exact value overflows, exact elsewhere.
   const auto logabs = [](const TD& a) { return std::get<1>(la::slogdet(a)); };
   EXPECT_EQ(tx::grad(logabs, A).to_vector(), (std::vector<double>{INFINITY, 0, 0, 1}));
+}
+
+// An equation whose entries are all tiny keeps its precision (the pivot's row is raised too, not
+// only its column): [[3s, 5s], [0, 3]] x = [4s, 1], s = 2^-1062, is x = (7/9, 1/3).
+TEST(SubnormalExact, TinyEquationKeepsItsPrecision) {
+  const double s = std::ldexp(1.0, -1062);
+  const auto A = Tensor<double>::from_col_major({2, 2}, {3 * s, 0, 5 * s, 3});
+  const auto b = Tensor<double>::from_col_major({2, 1}, {4 * s, 1});
+  for (const auto& x : {la::solve_triangular(A, b, true), la::solve(A, b)}) {
+    EXPECT_NEAR(x.to_vector()[0], 7.0 / 9.0, 1e-15);
+    EXPECT_NEAR(x.to_vector()[1], 1.0 / 3.0, 1e-15);
+  }
+}
+
+// det's jvp and gradient at matrices of extreme (normal) scale, where det dA or gdet det would
+// overflow or underflow: det tr(A^-1 dA) with A = k [[1.5, .25], [-.5, 1.25]] is linear in dA.
+TEST(SubnormalExact, DetDerivativesAtExtremeScales) {
+  using TD = Tensor<double>;
+  const auto f = [](const TD& a) { return la::det(a); };
+  for (auto [k, t] : {std::pair{1e150, 1e10}, std::pair{1e100, 1e120}, std::pair{1e-150, 1e-30}}) {
+    const auto A = TD::from_col_major({2, 2}, {1.5 * k, -.5 * k, .25 * k, 1.25 * k});
+    const auto dA = TD::from_col_major({2, 2}, {.3 * t, -.7 * t, .2 * t, .9 * t});
+    // d det = a11 da00 - a01 da10 - a10 da01 + a00 da11
+    const double want = 1.25 * k * .3 * t - .25 * k * -.7 * t - -.5 * k * .2 * t + 1.5 * k * .9 * t;
+    EXPECT_NEAR(tx::jvp(f, A, dA).second.item() / want, 1.0, 1e-14) << "k " << k << " t " << t;
+  }
+  const double k = 1e-150;
+  const auto A = TD::from_col_major({2, 2}, {1.5 * k, -.5 * k, .25 * k, 1.25 * k});
+  const auto g = tx::grad(f, A).to_vector();  // the cofactors: (a11, -a01, -a10, a00)
+  const std::vector<double> want{1.25 * k, -.25 * k, .5 * k, 1.5 * k};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(g[i] / want[i], 1.0, 1e-14) << i;
 }
 
 // The case from the report, exactly: diag(1e-310, 1).

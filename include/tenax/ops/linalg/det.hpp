@@ -95,6 +95,26 @@ Tensor<T> adjugate_diag_jvp(const Tensor<T>& P2, const Tensor<T>& M) {
 // ones set to D = diag(1 + k / n^2), k = 1..n (distinct singular values whose products stay
 // within [1, e], so no inf even in anomaly mode). Selecting never multiplies, so the
 // replaced matrices contribute exact zeros, also to higher derivatives.
+// Which matrices of a packed LU (n x n x batch) have a subnormal pivot (a nonzero |u_ii| below
+// the smallest normal number): mask (batch shape, tensor ops on LU's device) and whether any
+// does (read on the host, like split_singular's det).
+struct SubnormalPivots {
+  Tensor<bool> mask;
+  bool any = false;
+};
+template <class T>
+SubnormalPivots subnormal_pivots(const Tensor<T>& LU) {
+  using R = real_t<T>;
+  const Device dev = LU.device();
+  const Tensor<R> a = abs(diagonal(LU)), zero = Tensor<R>::scalar(R(0), dev);
+  const Tensor<R> tiny = where(lt(a, Tensor<R>::scalar(std::numeric_limits<R>::min(), dev)),
+                               where(gt(a, zero), Tensor<R>::scalar(R(1), dev), zero), zero);
+  SubnormalPivots s;
+  s.mask = gt(sum(tiny, {0}, false), zero);
+  s.any = sum(tiny).to(Device::cpu()).item() > R(0);
+  return s;
+}
+
 template <class T>
 struct SingularSplit {
   enum Kind { kNone, kAll, kSome } kind = kNone;
@@ -199,12 +219,13 @@ struct Det {
     detail::record_kernel_n(run, {d.impl().get(), LU.impl().get(), piv.impl().get()}, {A.impl().get()});
     return {d, LU, piv};
   }
-  // The same on any device, by tensor ops: (pivot parity) * prod(u_ii), a plain product. When
-  // sum |log |u_ii|| keeps every partial product, in any order, inside the normal range, that is
-  // the CPU's scaled product bit for bit (on the CPU; a GPU reduction of more than 256 pivots
-  // multiplies in a tree, so the last bits may differ there). Otherwise (and at a zero pivot, and
-  // for non-finite input) it is sign * exp(log|det|) from slogdet: 0 at a zero pivot, NaN for
-  // non-finite input, else within about sum |log |u_ii|| eps of the scaled product.
+  // The same on any device, by tensor ops: (pivot parity) * prod(u_ii), a plain product, when no
+  // product of consecutive pivots leaves the normal range (prefix sums of log |u_ii| within one
+  // exponent range of each other): then every partial product of a sequential or tree-ordered
+  // reduction is normal, and on the CPU the result is the scaled product bit for bit. Otherwise
+  // (and at a zero pivot, and for non-finite input) it is sign * exp(log|det|) from slogdet: 0 at
+  // a zero pivot, NaN for non-finite input, else within about sum |log |u_ii|| eps of the scaled
+  // product.
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
     using R = real_t<T>;
@@ -225,11 +246,16 @@ struct Det {
         where(ne(piv, detail::identity_pivots(n, dev)), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)),
         {0}, false);
     const Tensor<T> direct = mul(swaps, prod(u, {0}, false));
-    // Every partial product lies in [exp(-spread), exp(spread)]: normal when spread is at most
-    // (the smaller exponent range - 1) ln 2. False for a zero pivot (inf) and for NaN.
+    // Prefix sums c_k of log |u_ii| (c_0 = 0) by a product with a lower triangle of ones: the log
+    // of a product of consecutive pivots is c_j - c_i, so max c - min c bounds them all. Not below
+    // the bound for a zero pivot (-inf) or NaN.
     constexpr int range = std::min(std::numeric_limits<R>::max_exponent, 1 - std::numeric_limits<R>::min_exponent) - 1;
-    const Tensor<R> spread = sum(abs(log(abs(u))), {0}, false);
-    const Tensor<bool> normal = le(spread, Tensor<R>::scalar(R(range * 0.6931471805599453), dev));
+    const Shape batch = detail::mat_batch_shape(A.shape());
+    const Tensor<R> logs = reshape(log(abs(u)), detail::with_batch(n, 1, batch));
+    const Tensor<R> prefix = matmul(tril(Tensor<R>::ones({n, n}, dev), 0), logs);
+    const Tensor<R> hi = maximum(reshape(max(prefix, {0}, false), batch), zero),
+                    lo = minimum(reshape(min(prefix, {0}, false), batch), zero);
+    const Tensor<bool> normal = le(sub(hi, lo), Tensor<R>::scalar(R(range * 0.6931471805599453), dev));
     return {where(normal, direct, fallback), LU, piv};
   }
 
@@ -247,10 +273,16 @@ struct Det {
       return sum(diagonal(matmul(detail::apply(Adjugate{}, X), c.dx0())), {0});
     };
     const Shape mb = detail::with_batch(1, 1, detail::mat_batch_shape(A.shape()));
-    // tr(A^-1 (det dA)): det scales the right-hand side, not A^-1, which overflows at a
-    // subnormal pivot where det tr(A^-1 dA) is of ordinary size.
+    // det tr(A^-1 dA); for a matrix with a subnormal pivot, whose A^-1 overflows where the
+    // result is of ordinary size, tr(A^-1 (det dA)) instead (detail::subnormal_pivots).
     auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
-      return sum(diagonal(detail::apply(SavedLuSolve{cpu::Trans::N}, X, LU, piv, mul(c.dx0(), reshape(d, mb)))), {0});
+      const Tensor<T> plain =
+          mul(d, sum(diagonal(detail::apply(SavedLuSolve{cpu::Trans::N}, X, LU, piv, c.dx0())), {0}));
+      const auto tiny = detail::subnormal_pivots(LU);
+      if (!tiny.any) return plain;
+      const Tensor<T> scaled =
+          sum(diagonal(detail::apply(SavedLuSolve{cpu::Trans::N}, X, LU, piv, mul(c.dx0(), reshape(d, mb)))), {0});
+      return where(tiny.mask, scaled, plain);
     };
     Tensor<T> d;
     if (s.kind == s.kAll) {
@@ -273,11 +305,15 @@ struct Det {
     const Shape mb = detail::with_batch(1, 1, batch);
     const auto s = detail::split_singular(A, c.y0());
     auto by_adjugate = [&](const Tensor<T>& X) { return mul(detail::apply(Adjugate{}, X).mH(), reshape(c.gy0(), mb)); };
-    // A^-H (gdet conj(det) I): the coefficient scales the right-hand side (as in jvp).
+    // (gdet conj(det)) A^-H; at a subnormal pivot A^-H (gdet conj(det) I) (as in jvp).
     auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
       const Tensor<T> coef = reshape(mul(c.gy0(), conj(d)), mb);
-      return detail::apply(SavedLuSolve{cpu::Trans::C}, X, LU, piv,
-                           mul(detail::batch_eye<T>(n, batch, X.device()), coef));
+      const Tensor<T> eye = detail::batch_eye<T>(n, batch, X.device());
+      const Tensor<T> plain = mul(detail::apply(SavedLuSolve{cpu::Trans::C}, X, LU, piv, eye), coef);
+      const auto tiny = detail::subnormal_pivots(LU);
+      if (!tiny.any) return plain;
+      const Tensor<T> scaled = detail::apply(SavedLuSolve{cpu::Trans::C}, X, LU, piv, mul(eye, coef));
+      return where(reshape(tiny.mask, mb), scaled, plain);
     };
     if (s.kind == s.kAll) return by_adjugate(A);
     if (s.kind == s.kNone) return by_lu(A, c.y0(), c.y1(), c.y2());
