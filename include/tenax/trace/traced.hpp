@@ -11,7 +11,8 @@
 // Tracing is by execution: f runs once on the example values (every op's forward runs, so shape
 // logic is exactly eager's) while apply records each op. Consequences, all documented:
 //   - control flow that reads tensor values on the host (item(), to_vector(), the det rule's
-//     singular-matrix branch) is evaluated once, at trace time; linalg's info checks are steps
+//     singular-matrix and subnormal-pivot branches) is evaluated once, at trace time (each
+//     branch still selects per matrix with a mask computed at run time); linalg's info checks are steps
 //     of the program, so a compiled solve of a singular matrix raises as eager does;
 //   - a Compiled is not differentiable and cannot be traced: calling it on inputs that require
 //     grad or carry tangents, or while trace() records, raises (differentiate the Traced);
