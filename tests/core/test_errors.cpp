@@ -64,6 +64,13 @@ TEST(Errors, BroadcastMismatchNamesOpAndShapes) {
   expect_error([&] { tx::add(a, b); }, "[add]", {"inputs f64 [2, 3], f64 [3, 2] on cpu"});
   expect_error([&] { tx::where(tx::Tensor<bool>::full({5}, true), a, a); }, "[where]",
                {"[5]", "[2, 3]", "dimension 0: 5 vs 2", "inputs bool [5], f64 [2, 3], f64 [2, 3] on cpu"});
+  // Pairwise-compatible inputs that conflict only together are named as given, not as the
+  // running broadcast shape: [3, 1] with [1, 4] is [3, 4], which [2, 4] cannot join.
+  expect_error(
+      [&] {
+        tx::where(tx::Tensor<bool>::full({3, 1}, true), TD::zeros({1, 4}), TD::zeros({2, 4}));
+      },
+      "[where] shapes [3, 1] and [2, 4] cannot be broadcast (dimension 0: 3 vs 2;");
   expect_error([&] { a - b; }, "[sub]", {"[2, 3]", "[3, 2]"});
   expect_error([&] { a* b; }, "[mul]", {"[2, 3]", "[3, 2]"});
   expect_error([&] { a / b; }, "[div]", {"[2, 3]", "[3, 2]"});

@@ -48,30 +48,30 @@ Device common_device(std::string_view op, const Tensor<In>&... in) {
   return d;
 }
 
-// The broadcast shape of the inputs; a mismatch names the two shapes that conflict, the
+// The broadcast shape of the inputs; a mismatch names two inputs whose shapes conflict, the
 // dimension, and every input's dtype and shape and the device.
 template <class... In>
 Shape broadcast_all(std::string_view op, const Tensor<In>&... in) {
   const Shape& first = std::get<0>(std::tie(in...)).shape();
   if ((... && (in.shape() == first))) return first;  // the common case: nothing broadcasts
-  Shape s, bad;
-  int at = -1;
-  const auto step = [&](const Shape& t) {
-    if (at >= 0) return;
-    at = broadcast_conflict(s, t);
-    if (at >= 0)
-      bad = t;
-    else
-      s = broadcast_shapes(s, t, op);
-  };
-  (step(in.shape()), ...);
-  if (at >= 0) {
+  Shape s;
+  bool ok = true;
+  ((ok = ok && broadcast_conflict(s, in.shape()) < 0 && (s = broadcast_shapes(s, in.shape(), op), true)), ...);
+  if (!ok) {
+    const std::array<Shape, sizeof...(In)> shapes{in.shape()...};
     std::ostringstream inputs;
     const char* sep = "";
     ((inputs << sep << dtype_traits<In>::name << " " << in.shape(), sep = ", "), ...);
-    const auto dim = [at](const Shape& x) { return at < x.size() ? x[at] : std::int64_t{1}; };
-    fail(op, "shapes ", s, " and ", bad, " cannot be broadcast (dimension ", at, ": ", dim(s), " vs ", dim(bad),
-         "; inputs ", inputs.str(), " on ", std::get<0>(std::tie(in...)).device().str(), ")");
+    for (std::size_t a = 0; a < shapes.size(); ++a)
+      for (std::size_t b = a + 1; b < shapes.size(); ++b) {
+        const int at = broadcast_conflict(shapes[a], shapes[b]);
+        if (at < 0) continue;
+        const auto dim = [at](const Shape& x) { return at < x.size() ? x[at] : std::int64_t{1}; };
+        fail(op, "shapes ", shapes[a], " and ", shapes[b], " cannot be broadcast (dimension ", at, ": ", dim(shapes[a]),
+             " vs ", dim(shapes[b]), "; inputs ", inputs.str(), " on ", std::get<0>(std::tie(in...)).device().str(),
+             ")");
+      }
+    fail(op, "shapes cannot be broadcast (inputs ", inputs.str(), ")");  // not reached: some pair conflicts
   }
   return s;
 }
