@@ -134,13 +134,7 @@ TENAX_TRIANGULAR_CALL(trmm, c128, cblas_ztrmm, &alpha)
 template <class T>
 void checked_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha, const T* A,
                   std::int64_t lda, T* B, std::int64_t ldb) {
-  if (diag == Diag::NonUnit && has_tiny_diagonal(side == Side::Left ? m : n, A, lda)) {
-    scaled_trsm(side, uplo, trans, m, n, alpha, A, lda, B, ldb,
-                [](Side s, Uplo u, Trans t, std::int64_t mm, std::int64_t nn, T al, const T* a, std::int64_t la, T* b,
-                   std::int64_t lb) { trsm_call(s, u, t, Diag::NonUnit, mm, nn, al, a, la, b, lb); });
-    return;
-  }
-  trsm_call(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+  trsm_with_tiny_pivots(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, [](auto... args) { trsm_call(args...); });
 }
 }  // namespace
 

@@ -117,13 +117,8 @@ void eigen_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, st
                 std::int64_t lda, T* B, std::int64_t ldb) {
   count_call(Routine::trsm);
   if (m == 0 || n == 0) return;
-  if (diag == Diag::NonUnit && has_tiny_diagonal(side == Side::Left ? m : n, A, lda)) {
-    scaled_trsm(side, uplo, trans, m, n, alpha, A, lda, B, ldb,
-                [](Side s, Uplo u, Trans t, std::int64_t mm, std::int64_t nn, T al, const T* a, std::int64_t la, T* x,
-                   std::int64_t lx) { eigen_trsm_call(s, u, t, Diag::NonUnit, mm, nn, al, a, la, x, lx); });
-    return;
-  }
-  eigen_trsm_call(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+  trsm_with_tiny_pivots(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb,
+                        [](auto... args) { eigen_trsm_call(args...); });
 }
 
 // B = op(tri(a)) B or B op(tri(a)) with the Mode triangle of a (Eigen::Lower/Upper, optionally

@@ -50,15 +50,6 @@ void laswp(T* A, Index lda, Index ncols, Index k1, Index k2, const std::int32_t*
   }
 }
 
-// x 2^e, exactly (each component; no intermediate 2^e that could overflow).
-template <class T>
-T times_pow2(const T& x, int e) {
-  if constexpr (is_complex_v<T>)
-    return T(std::ldexp(x.real(), e), std::ldexp(x.imag(), e));
-  else
-    return std::ldexp(x, e);
-}
-
 // Unblocked right-looking LU (getf2).
 template <class T>
 int getf2(Index m, Index n, T* A, Index lda, std::int32_t* ipiv) {
@@ -79,9 +70,9 @@ int getf2(Index m, Index n, T* A, Index lda, std::int32_t* ipiv) {
           // A pivot below the safe minimum: divide instead, with both sides scaled by the power of
           // two that brings the pivot to [0.5, 1) (Eigen's vectorized complex division forms
           // |pivot|^2, which underflows; |entries| <= 2 |pivot| here, so nothing overflows).
-          const int e = -std::ilogb(std::max(std::abs(std::real(a(j, j))), std::abs(std::imag(a(j, j))))) - 1;
-          const T pivot = times_pow2(a(j, j), e);
-          for (Index i = j + 1; i < m; ++i) a(i, j) = times_pow2(a(i, j), e) / pivot;
+          const int e = -std::ilogb(max_component(a(j, j))) - 1;
+          const T pivot = ldexp_each(a(j, j), e);
+          for (Index i = j + 1; i < m; ++i) a(i, j) = ldexp_each(a(i, j), e) / pivot;
         }
       }
     } else if (info == 0) {

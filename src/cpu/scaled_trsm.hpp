@@ -25,13 +25,8 @@ template <class T>
 real_t<T> pivot_scale(const T& x) {
   using R = real_t<T>;
   if (!tiny_pivot(x)) return R(1);
-  R a;
-  if constexpr (is_complex_v<T>)
-    a = std::max(std::abs(x.real()), std::abs(x.imag()));
-  else
-    a = std::abs(x);
   int e = 0;
-  std::frexp(a, &e);  // a = f 2^e, f in [0.5, 1)
+  std::frexp(max_component(x), &e);  // a = f 2^e, f in [0.5, 1)
   return std::ldexp(R(1), std::numeric_limits<R>::min_exponent + 1 - e);
 }
 
@@ -69,6 +64,20 @@ void scaled_trsm(Side side, Uplo uplo, Trans trans, std::int64_t m, std::int64_t
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < m; ++i)
       B[i + j * ldb] = times(B[i + j * ldb], d[static_cast<std::size_t>(left ? i : j)]);
+}
+
+// trsm through the provider's kernel call(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb),
+// by scaled_trsm when the diagonal has a subnormal entry.
+template <class T, class Call>
+void trsm_with_tiny_pivots(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, std::int64_t n, T alpha,
+                           const T* A, std::int64_t lda, T* B, std::int64_t ldb, Call&& call) {
+  if (diag == Diag::NonUnit && has_tiny_diagonal(side == Side::Left ? m : n, A, lda)) {
+    scaled_trsm(side, uplo, trans, m, n, alpha, A, lda, B, ldb,
+                [&](Side s, Uplo u, Trans t, std::int64_t mm, std::int64_t nn, T al, const T* a, std::int64_t la, T* b,
+                    std::int64_t lb) { call(s, u, t, Diag::NonUnit, mm, nn, al, a, la, b, lb); });
+    return;
+  }
+  call(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
 }
 
 // getrs's op T / C on factors whose U has a subnormal pivot: X = L^-op (U^-op B). The U solve's

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "tenax/backend/cpu_provider.hpp"
+#include "tenax/core/scalar_parts.hpp"
 
 namespace tenax::cpu {
 
@@ -18,11 +19,7 @@ namespace tenax::cpu {
 template <class T>
 bool tiny_pivot(const T& x) {
   using R = real_t<T>;
-  R a;
-  if constexpr (is_complex_v<T>)
-    a = std::max(std::abs(x.real()), std::abs(x.imag()));
-  else
-    a = std::abs(x);
+  const R a = max_component(x);
   return a > R(0) && a < std::numeric_limits<R>::min();
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/scalar_parts.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"
@@ -19,25 +20,17 @@ template <class T>
 void renormalize(T& m, int& e) {
   using R = real_t<T>;
   if constexpr (is_complex_v<T>) {
-    const R big = std::max(std::abs(m.real()), std::abs(m.imag()));
+    const R big = max_component(m);
     if (big == R(0) || !std::isfinite(big)) return;
     int k = 0;
     (void)std::frexp(big, &k);
-    m = T(std::ldexp(m.real(), -k), std::ldexp(m.imag(), -k));
+    m = ldexp_each(m, -k);
     e += k;
   } else {
     int k = 0;
     m = std::frexp(m, &k);
     e += k;
   }
-}
-
-template <class T>
-T scaled_value(const T& m, int e) {
-  if constexpr (is_complex_v<T>)
-    return T(std::ldexp(m.real(), e), std::ldexp(m.imag(), e));
-  else
-    return std::ldexp(m, e);
 }
 
 // The CPU determinants of nb contiguous n x n matrices overwritten by their LU factors (pivots:
@@ -77,7 +70,7 @@ void lu_determinants(T* lu_all, std::int32_t* piv, std::int64_t n, std::int64_t 
         renormalize(m, e);
       }
     }
-    emit(b, s, l, scaled_value(m, e));
+    emit(b, s, l, ldexp_each(m, e));
   });
 }
 
