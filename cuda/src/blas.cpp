@@ -34,10 +34,6 @@ const char* status_name(cublasStatus_t s) {
   }
 }
 
-void check_blas(cublasStatus_t s, std::string_view what) {
-  if (s != CUBLAS_STATUS_SUCCESS) fail("cuda", what, ": ", status_name(s), " (", static_cast<int>(s), ")");
-}
-
 struct Handles {
   std::array<cublasHandle_t, 64> h{};
   ~Handles() {
@@ -47,6 +43,12 @@ struct Handles {
 };
 
 }  // namespace
+
+// Throws tenax::Error("[cuda] <what>: <status name> (<code>)") unless s is success (also used by
+// solver.cpp).
+void check_blas(cublasStatus_t s, std::string_view what) {
+  if (s != CUBLAS_STATUS_SUCCESS) fail("cuda", what, ": ", status_name(s), " (", static_cast<int>(s), ")");
+}
 
 // The calling thread's cuBLAS handle for device `dev` (also used by solver.cpp).
 cublasHandle_t blas_handle(int dev) {

@@ -30,6 +30,17 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
+// The device arrays of matrix pointers that the batched cuBLAS/cuSOLVER entry points take: for
+// each of `sets` sets, out[s * count + i] = base[s] + i * stride[s] (strides in bytes); one kernel
+// on the device's stream (shape.cu), so building them waits for nothing.
+struct PointerSets {
+  static constexpr int kMax = 2;
+  const char* base[kMax] = {};
+  long long stride[kMax] = {};
+  int sets = 0;
+};
+void fill_pointers(int dev, const PointerSets& sets, long long count, void** out);
+
 // Grid size for a grid-stride loop over n items with `threads` threads per block.
 inline unsigned grid_for(long long n, unsigned threads) {
   const long long blocks = (n + threads - 1) / threads;

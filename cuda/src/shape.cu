@@ -1,4 +1,5 @@
-// Shape kernels that are not elementwise maps: tril/triu's zeroing of a triangle.
+// Kernels that are not elementwise maps: tril/triu's zeroing of a triangle, fill, the row gather
+// of permute_rows and the matrix pointer arrays of the batched solver calls.
 #include <cuda_runtime.h>
 
 #include "device_types.cuh"
@@ -33,7 +34,23 @@ __global__ void permute_rows_kernel(long long m, long long n, long long total, c
   }
 }
 
+__global__ void fill_pointers_kernel(PointerSets p, long long count, void** out) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long e = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; e < count * p.sets; e += stride) {
+    const long long s = e / count, i = e % count;
+    out[e] = const_cast<char*>(p.base[s] + i * p.stride[s]);
+  }
+}
+
 }  // namespace
+
+void fill_pointers(int dev, const PointerSets& sets, long long count, void** out) {
+  cudaStream_t s = stream_of(dev);
+  DeviceGuard g(dev);
+  constexpr unsigned kThreads = 256;
+  fill_pointers_kernel<<<grid_for(count * sets.sets, kThreads), kThreads, 0, s>>>(sets, count, out);
+  check_launch("matrix pointer array kernel");
+}
 
 template <class T>
 void permute_rows(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, const T* x, const std::int64_t* perm,

@@ -3,18 +3,23 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <algorithm>
 #include <array>
 #include <complex>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "runtime.hpp"
 #include "tenax/backend/cuda.hpp"
+#include "tenax/backend/cuda_batching.hpp"
 #include "tenax/core/error.hpp"
 
 namespace tenax::detail::cuda {
 
-cublasHandle_t blas_handle(int dev);  // blas.cpp
+cublasHandle_t blas_handle(int dev);                       // blas.cpp
+void check_blas(cublasStatus_t s, std::string_view what);  // blas.cpp
 
 namespace {
 
@@ -24,8 +29,11 @@ void check_solver(cusolverStatus_t s, std::string_view what) {
 
 struct Handles {
   std::array<cusolverDnHandle_t, 64> h{};
-  std::array<gesvdjInfo_t, 64> svd{};  // gesvdj's parameters (default tolerance and sweeps)
+  std::array<gesvdjInfo_t, 64> svd{};   // gesvdj's parameters (default tolerance and sweeps)
+  std::array<syevjInfo_t, 64> syevj{};  // syevjBatched's parameters (default tolerance and sweeps)
   ~Handles() {
+    for (syevjInfo_t x : syevj)
+      if (x) (void)cusolverDnDestroySyevjInfo(x);
     for (gesvdjInfo_t x : svd)
       if (x) (void)cusolverDnDestroyGesvdjInfo(x);
     for (cusolverDnHandle_t x : h)
@@ -68,6 +76,41 @@ class Workspace {
   std::size_t bytes_;
   T* p_ = nullptr;
 };
+
+// The device array of matrix pointers a batched entry point takes: for each (base, byte stride)
+// set, `count` pointers base + i * stride, one set after the other (fill_pointers, shape.cu).
+class PointerArray {
+ public:
+  PointerArray(int dev, int count, std::initializer_list<std::pair<const void*, std::int64_t>> sets)
+      : w_(dev, count * static_cast<int>(sets.size())), count_(count) {
+    PointerSets p;
+    for (const auto& [base, stride] : sets) {
+      p.base[p.sets] = static_cast<const char*>(base);
+      p.stride[p.sets++] = stride;
+    }
+    fill_pointers(dev, p, count, w_.get());
+  }
+  // Set s as the entry points' T* array.
+  template <class T>
+  T** get(int s) const {
+    return reinterpret_cast<T**>(w_.get() + static_cast<std::ptrdiff_t>(s) * count_);
+  }
+
+ private:
+  Workspace<void*> w_;
+  int count_;
+};
+
+// f(done, count) over a batch in chunks of at most 65535 matrices (a grid dimension's limit on
+// some versions of the batched kernels, as for gemm in blas.cpp).
+template <class F>
+void in_chunks(int batch, F&& f) {
+  for (int done = 0; done < batch;) {
+    const int nb = std::min(batch - done, 65535);
+    f(done, nb);
+    done += nb;
+  }
+}
 
 template <class T>
 using cu_t = std::conditional_t<std::is_same_v<T, std::complex<float>>, cuComplex,
@@ -140,112 +183,208 @@ void trmm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, 
   triangular<false>(dev, side, uplo, trans, diag, m, n, a, lda, b, ldb);
 }
 
+// One batched call (batching::*) or one call per matrix with one workspace. Matrices are packed
+// one after another with leading dimension max(1, rows).
+
 template <class T>
-void potrf(int dev, std::int64_t n64, T* a, std::int64_t lda64, std::int32_t* info) {
+void potrf(int dev, std::int64_t n64, std::int64_t batch64, T* a, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int n = as_int(n64, "cholesky"), lda = as_int(lda64, "cholesky");
+  const int n = as_int(n64, "cholesky"), lda = std::max(1, n), batch = as_int(batch64, "cholesky");
+  const std::int64_t sa = std::int64_t{lda} * n;
+  if (batching::potrf_batched(batch)) {
+    auto run = TENAX_PICK(T, cusolverDnSpotrfBatched, cusolverDnDpotrfBatched, cusolverDnCpotrfBatched,
+                          cusolverDnZpotrfBatched);
+    const PointerArray p(dev, batch, {{a, sa * std::int64_t{sizeof(T)}}});
+    in_chunks(batch, [&](int done, int nb) {
+      check_solver(run(h, CUBLAS_FILL_MODE_LOWER, n, p.get<cu_t<T>>(0) + done, lda, info + done, nb),
+                   "cholesky (potrfBatched)");
+    });
+    return;
+  }
   int lwork = 0;
   auto size = TENAX_PICK(T, cusolverDnSpotrf_bufferSize, cusolverDnDpotrf_bufferSize, cusolverDnCpotrf_bufferSize,
                          cusolverDnZpotrf_bufferSize);
   auto run = TENAX_PICK(T, cusolverDnSpotrf, cusolverDnDpotrf, cusolverDnCpotrf, cusolverDnZpotrf);
   check_solver(size(h, CUBLAS_FILL_MODE_LOWER, n, cu(a), lda, &lwork), "cholesky (potrf buffer size)");
   Workspace<T> w(dev, lwork);
-  check_solver(run(h, CUBLAS_FILL_MODE_LOWER, n, cu(a), lda, cu(w.get()), lwork, info), "cholesky (potrf)");
+  for (int b = 0; b < batch; ++b)
+    check_solver(run(h, CUBLAS_FILL_MODE_LOWER, n, cu(a + b * sa), lda, cu(w.get()), lwork, info + b),
+                 "cholesky (potrf)");
 }
 
 template <class T>
-void getrf(int dev, std::int64_t m64, std::int64_t n64, T* a, std::int64_t lda64, std::int32_t* ipiv,
+void getrf(int dev, std::int64_t m64, std::int64_t n64, std::int64_t batch64, T* a, std::int32_t* ipiv,
            std::int32_t* info) {
-  cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int m = as_int(m64, "lu"), n = as_int(n64, "lu"), lda = as_int(lda64, "lu");
+  const int m = as_int(m64, "lu"), n = as_int(n64, "lu"), lda = std::max(1, m), batch = as_int(batch64, "lu");
+  const std::int64_t sa = std::int64_t{lda} * n, sp = std::min(m, n);
+  if (batching::getrf_batched<T>(m, n, batch)) {
+    cublasHandle_t h = blas_handle(dev);
+    auto run = TENAX_PICK(T, cublasSgetrfBatched, cublasDgetrfBatched, cublasCgetrfBatched, cublasZgetrfBatched);
+    const PointerArray p(dev, batch, {{a, sa * std::int64_t{sizeof(T)}}});
+    in_chunks(batch, [&](int done, int nb) {
+      check_blas(run(h, n, p.get<cu_t<T>>(0) + done, lda, ipiv + done * sp, info + done, nb),
+                 "lu (cublas getrfBatched)");
+    });
+    return;
+  }
+  cusolverDnHandle_t h = solver_handle(dev);
   int lwork = 0;
   auto size = TENAX_PICK(T, cusolverDnSgetrf_bufferSize, cusolverDnDgetrf_bufferSize, cusolverDnCgetrf_bufferSize,
                          cusolverDnZgetrf_bufferSize);
   auto run = TENAX_PICK(T, cusolverDnSgetrf, cusolverDnDgetrf, cusolverDnCgetrf, cusolverDnZgetrf);
   check_solver(size(h, m, n, cu(a), lda, &lwork), "lu (getrf buffer size)");
   Workspace<T> w(dev, lwork);
-  check_solver(run(h, m, n, cu(a), lda, cu(w.get()), ipiv, info), "lu (getrf)");
+  for (int b = 0; b < batch; ++b)
+    check_solver(run(h, m, n, cu(a + b * sa), lda, cu(w.get()), ipiv + b * sp, info + b), "lu (getrf)");
 }
 
 template <class T>
-void getrs(int dev, char trans, std::int64_t n64, std::int64_t nrhs64, const T* lu, std::int64_t lda64,
-           const std::int32_t* ipiv, T* b, std::int64_t ldb64, std::int32_t* info) {
-  cusolverDnHandle_t h = solver_handle(dev);
+void getrs(int dev, char trans, std::int64_t n64, std::int64_t nrhs64, std::int64_t batch64, const T* lu,
+           const std::int32_t* ipiv, T* x) {
   DeviceGuard g(dev);
+  const int n = as_int(n64, "lu_solve"), nrhs = as_int(nrhs64, "lu_solve"), ld = std::max(1, n);
+  const int batch = as_int(batch64, "lu_solve");
+  const std::int64_t sa = std::int64_t{ld} * n, sx = std::int64_t{ld} * nrhs;
+  if (batching::getrs_batched(n, nrhs, batch, trans != 'N')) {
+    cublasHandle_t h = blas_handle(dev);
+    auto run = TENAX_PICK(T, cublasSgetrsBatched, cublasDgetrsBatched, cublasCgetrsBatched, cublasZgetrsBatched);
+    const PointerArray p(dev, batch, {{lu, sa * std::int64_t{sizeof(T)}}, {x, sx * std::int64_t{sizeof(T)}}});
+    in_chunks(batch, [&](int done, int nb) {
+      int bad_argument = 0;  // on the host: only argument checks, never a numerical failure
+      check_blas(run(h, op_of(trans), n, nrhs, p.get<cu_t<T>>(0) + done, ld, ipiv + done * std::int64_t{n},
+                     p.get<cu_t<T>>(1) + done, ld, &bad_argument, nb),
+                 "lu_solve (cublas getrsBatched)");
+      TENAX_CHECK(bad_argument == 0, "lu_solve", "cublas getrsBatched rejected argument ", -bad_argument);
+    });
+    return;
+  }
+  cusolverDnHandle_t h = solver_handle(dev);
   auto run = TENAX_PICK(T, cusolverDnSgetrs, cusolverDnDgetrs, cusolverDnCgetrs, cusolverDnZgetrs);
-  check_solver(run(h, op_of(trans), as_int(n64, "lu_solve"), as_int(nrhs64, "lu_solve"), cu(lu),
-                   as_int(lda64, "lu_solve"), ipiv, cu(b), as_int(ldb64, "lu_solve"), info),
-               "lu_solve (getrs)");
+  Workspace<int> info(dev, 1);  // getrs reports only argument errors, which the checks above exclude
+  for (int b = 0; b < batch; ++b)
+    check_solver(
+        run(h, op_of(trans), n, nrhs, cu(lu + b * sa), ld, ipiv + b * std::int64_t{n}, cu(x + b * sx), ld, info.get()),
+        "lu_solve (getrs)");
 }
 
 template <class T>
-void geqrf(int dev, std::int64_t m64, std::int64_t n64, T* a, std::int64_t lda64, T* tau, std::int32_t* info) {
+void geqrf(int dev, std::int64_t m64, std::int64_t n64, std::int64_t batch64, T* a, T* tau, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int m = as_int(m64, "qr"), n = as_int(n64, "qr"), lda = as_int(lda64, "qr");
+  const int m = as_int(m64, "qr"), n = as_int(n64, "qr"), lda = std::max(1, m), batch = as_int(batch64, "qr");
+  const std::int64_t sa = std::int64_t{lda} * n, st = std::max(1, std::min(m, n));
   int lwork = 0;
   auto size = TENAX_PICK(T, cusolverDnSgeqrf_bufferSize, cusolverDnDgeqrf_bufferSize, cusolverDnCgeqrf_bufferSize,
                          cusolverDnZgeqrf_bufferSize);
   auto run = TENAX_PICK(T, cusolverDnSgeqrf, cusolverDnDgeqrf, cusolverDnCgeqrf, cusolverDnZgeqrf);
   check_solver(size(h, m, n, cu(a), lda, &lwork), "qr (geqrf buffer size)");
   Workspace<T> w(dev, lwork);
-  check_solver(run(h, m, n, cu(a), lda, cu(tau), cu(w.get()), lwork, info), "qr (geqrf)");
+  for (int b = 0; b < batch; ++b)
+    check_solver(run(h, m, n, cu(a + b * sa), lda, cu(tau + b * st), cu(w.get()), lwork, info + b), "qr (geqrf)");
 }
 
 template <class T>
-void orgqr(int dev, std::int64_t m64, std::int64_t n64, std::int64_t k64, T* a, std::int64_t lda64, const T* tau,
+void orgqr(int dev, std::int64_t m64, std::int64_t n64, std::int64_t k64, std::int64_t batch64, T* a, const T* tau,
            std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int m = as_int(m64, "qr"), n = as_int(n64, "qr"), k = as_int(k64, "qr"), lda = as_int(lda64, "qr");
+  const int m = as_int(m64, "qr"), n = as_int(n64, "qr"), k = as_int(k64, "qr"), lda = std::max(1, m);
+  const int batch = as_int(batch64, "qr");
+  const std::int64_t sa = std::int64_t{lda} * n, st = std::max(1, k);
   int lwork = 0;
   auto size = TENAX_PICK(T, cusolverDnSorgqr_bufferSize, cusolverDnDorgqr_bufferSize, cusolverDnCungqr_bufferSize,
                          cusolverDnZungqr_bufferSize);
   auto run = TENAX_PICK(T, cusolverDnSorgqr, cusolverDnDorgqr, cusolverDnCungqr, cusolverDnZungqr);
   check_solver(size(h, m, n, k, cu(a), lda, cu(tau), &lwork), "qr (orgqr buffer size)");
   Workspace<T> w(dev, lwork);
-  check_solver(run(h, m, n, k, cu(a), lda, cu(tau), cu(w.get()), lwork, info), "qr (orgqr)");
+  for (int b = 0; b < batch; ++b)
+    check_solver(run(h, m, n, k, cu(a + b * sa), lda, cu(tau + b * st), cu(w.get()), lwork, info + b), "qr (orgqr)");
 }
 
 template <class T, class R>
-void syevd(int dev, bool vectors, char uplo, std::int64_t n64, T* a, std::int64_t lda64, R* w, std::int32_t* info) {
+void syevd(int dev, bool vectors, char uplo, std::int64_t n64, std::int64_t batch64, T* a, R* w, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int n = as_int(n64, "eigh"), lda = as_int(lda64, "eigh");
+  const int n = as_int(n64, "eigh"), lda = std::max(1, n), batch = as_int(batch64, "eigh");
+  const std::int64_t sa = std::int64_t{lda} * n;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   int lwork = 0;
+  if (batching::syevj_batched(n, batch)) {
+    // Default parameters: tolerance at machine precision, 100 sweeps, eigenvalues sorted ascending.
+    syevjInfo_t& params = handles().syevj[static_cast<std::size_t>(dev)];
+    if (!params) check_solver(cusolverDnCreateSyevjInfo(&params), "eigh (syevj parameters)");
+    auto size = TENAX_PICK(T, cusolverDnSsyevjBatched_bufferSize, cusolverDnDsyevjBatched_bufferSize,
+                           cusolverDnCheevjBatched_bufferSize, cusolverDnZheevjBatched_bufferSize);
+    auto run = TENAX_PICK(T, cusolverDnSsyevjBatched, cusolverDnDsyevjBatched, cusolverDnCheevjBatched,
+                          cusolverDnZheevjBatched);
+    in_chunks(batch, [&](int done, int nb) {
+      check_solver(
+          size(h, jobz, fill_of(uplo), n, cu(a + done * sa), lda, w + done * std::int64_t{n}, &lwork, params, nb),
+          "eigh (syevjBatched buffer size)");
+      Workspace<T> ws(dev, lwork);
+      check_solver(run(h, jobz, fill_of(uplo), n, cu(a + done * sa), lda, w + done * std::int64_t{n}, cu(ws.get()),
+                       lwork, info + done, params, nb),
+                   "eigh (syevjBatched)");
+    });
+    return;
+  }
   auto size = TENAX_PICK(T, cusolverDnSsyevd_bufferSize, cusolverDnDsyevd_bufferSize, cusolverDnCheevd_bufferSize,
                          cusolverDnZheevd_bufferSize);
   auto run = TENAX_PICK(T, cusolverDnSsyevd, cusolverDnDsyevd, cusolverDnCheevd, cusolverDnZheevd);
   check_solver(size(h, jobz, fill_of(uplo), n, cu(a), lda, w, &lwork), "eigh (syevd buffer size)");
   Workspace<T> ws(dev, lwork);
-  check_solver(run(h, jobz, fill_of(uplo), n, cu(a), lda, w, cu(ws.get()), lwork, info), "eigh (syevd)");
+  for (int b = 0; b < batch; ++b)
+    check_solver(
+        run(h, jobz, fill_of(uplo), n, cu(a + b * sa), lda, w + b * std::int64_t{n}, cu(ws.get()), lwork, info + b),
+        "eigh (syevd)");
 }
 
 template <class T, class R>
-void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64, T* a, std::int64_t lda64, R* s, T* u,
-            std::int64_t ldu64, T* v, std::int64_t ldv64, std::int32_t* info) {
+void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64, std::int64_t batch64, T* a, R* s,
+            T* u, std::int64_t uc64, T* v, std::int64_t vc64, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int m = as_int(m64, "svd"), n = as_int(n64, "svd"), lda = as_int(lda64, "svd");
-  const int ldu = as_int(ldu64, "svd"), ldv = as_int(ldv64, "svd");
+  const int m = as_int(m64, "svd"), n = as_int(n64, "svd"), batch = as_int(batch64, "svd");
+  const int lda = std::max(1, m), ldu = std::max(1, m), ldv = std::max(1, n);
+  const std::int64_t sa = std::int64_t{lda} * n, ss = std::min(m, n), su = std::int64_t{ldu} * uc64,
+                     sv = std::int64_t{ldv} * vc64;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  auto at = [&](T* p, std::int64_t stride, std::int64_t b) { return vectors ? cu(p + b * stride) : nullptr; };
   // One parameter object per thread and device, kept for the thread's life (the solver may still
-  // use it after the call returns).
+  // use it after the call returns). Defaults: tolerance at machine precision, 100 sweeps, values
+  // sorted descending.
   gesvdjInfo_t& params = handles().svd[static_cast<std::size_t>(dev)];
   if (!params) check_solver(cusolverDnCreateGesvdjInfo(&params), "svd (gesvdj parameters)");
   int lwork = 0;
+  if (batching::gesvdj_batched(m, n, batch, vectors, econ)) {
+    // Full U (m x m) and V (n x n), which are the thin ones for a square matrix.
+    auto size = TENAX_PICK(T, cusolverDnSgesvdjBatched_bufferSize, cusolverDnDgesvdjBatched_bufferSize,
+                           cusolverDnCgesvdjBatched_bufferSize, cusolverDnZgesvdjBatched_bufferSize);
+    auto run = TENAX_PICK(T, cusolverDnSgesvdjBatched, cusolverDnDgesvdjBatched, cusolverDnCgesvdjBatched,
+                          cusolverDnZgesvdjBatched);
+    in_chunks(batch, [&](int done, int nb) {
+      check_solver(size(h, jobz, m, n, cu(a + done * sa), lda, s + done * ss, at(u, su, done), ldu, at(v, sv, done),
+                        ldv, &lwork, params, nb),
+                   "svd (gesvdjBatched buffer size)");
+      Workspace<T> w(dev, lwork);
+      check_solver(run(h, jobz, m, n, cu(a + done * sa), lda, s + done * ss, at(u, su, done), ldu, at(v, sv, done), ldv,
+                       cu(w.get()), lwork, info + done, params, nb),
+                   "svd (gesvdjBatched)");
+    });
+    return;
+  }
   auto size = TENAX_PICK(T, cusolverDnSgesvdj_bufferSize, cusolverDnDgesvdj_bufferSize, cusolverDnCgesvdj_bufferSize,
                          cusolverDnZgesvdj_bufferSize);
   auto run = TENAX_PICK(T, cusolverDnSgesvdj, cusolverDnDgesvdj, cusolverDnCgesvdj, cusolverDnZgesvdj);
-  check_solver(size(h, jobz, econ ? 1 : 0, m, n, cu(a), lda, s, cu(u), ldu, cu(v), ldv, &lwork, params),
+  check_solver(size(h, jobz, econ ? 1 : 0, m, n, cu(a), lda, s, at(u, su, 0), ldu, at(v, sv, 0), ldv, &lwork, params),
                "svd (gesvdj buffer size)");
   Workspace<T> w(dev, lwork);
-  check_solver(
-      run(h, jobz, econ ? 1 : 0, m, n, cu(a), lda, s, cu(u), ldu, cu(v), ldv, cu(w.get()), lwork, info, params),
-      "svd (gesvdj)");
+  for (int b = 0; b < batch; ++b)
+    check_solver(run(h, jobz, econ ? 1 : 0, m, n, cu(a + b * sa), lda, s + b * ss, at(u, su, b), ldu, at(v, sv, b), ldv,
+                     cu(w.get()), lwork, info + b, params),
+                 "svd (gesvdj)");
 }
 
 #define TENAX_SOLVER(T, R)                                                                                            \
@@ -253,15 +392,14 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
                         std::int64_t);                                                                                \
   template void trmm<T>(int, char, char, char, char, std::int64_t, std::int64_t, const T*, std::int64_t, T*,          \
                         std::int64_t);                                                                                \
-  template void potrf<T>(int, std::int64_t, T*, std::int64_t, std::int32_t*);                                         \
-  template void getrf<T>(int, std::int64_t, std::int64_t, T*, std::int64_t, std::int32_t*, std::int32_t*);            \
-  template void gesvdj<T, R>(int, bool, bool, std::int64_t, std::int64_t, T*, std::int64_t, R*, T*, std::int64_t, T*, \
-                             std::int64_t, std::int32_t*);                                                            \
-  template void getrs<T>(int, char, std::int64_t, std::int64_t, const T*, std::int64_t, const std::int32_t*, T*,      \
-                         std::int64_t, std::int32_t*);                                                                \
-  template void geqrf<T>(int, std::int64_t, std::int64_t, T*, std::int64_t, T*, std::int32_t*);                       \
-  template void orgqr<T>(int, std::int64_t, std::int64_t, std::int64_t, T*, std::int64_t, const T*, std::int32_t*);   \
-  template void syevd<T, R>(int, bool, char, std::int64_t, T*, std::int64_t, R*, std::int32_t*);
+  template void potrf<T>(int, std::int64_t, std::int64_t, T*, std::int32_t*);                                         \
+  template void getrf<T>(int, std::int64_t, std::int64_t, std::int64_t, T*, std::int32_t*, std::int32_t*);            \
+  template void getrs<T>(int, char, std::int64_t, std::int64_t, std::int64_t, const T*, const std::int32_t*, T*);     \
+  template void geqrf<T>(int, std::int64_t, std::int64_t, std::int64_t, T*, T*, std::int32_t*);                       \
+  template void orgqr<T>(int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*, const T*, std::int32_t*);   \
+  template void syevd<T, R>(int, bool, char, std::int64_t, std::int64_t, T*, R*, std::int32_t*);                      \
+  template void gesvdj<T, R>(int, bool, bool, std::int64_t, std::int64_t, std::int64_t, T*, R*, T*, std::int64_t, T*, \
+                             std::int64_t, std::int32_t*);
 TENAX_SOLVER(float, float)
 TENAX_SOLVER(double, double)
 TENAX_SOLVER(std::complex<float>, float)

@@ -557,3 +557,100 @@ TEST(Cuda, ConcatImagLuSolveSingularDetSubnormal) {
   expect_close(tx::linalg::solve_triangular(T.to(gpu), y.to(gpu), true), tx::linalg::solve_triangular(T, y, true),
                1e-15, "solve_triangular, subnormal diagonal");
 }
+
+namespace {
+
+// U^H U = I for the columns of U (copied back).
+template <class T>
+tx::real_t<T> orthogonality_error(const Tensor<T>& U) {
+  const auto u = U.to(tx::Device::cpu());
+  const auto I = Tensor<T>::eye(u.shape()[1]);
+  return tx::max(tx::abs(tx::sub(tx::matmul(u.mH(), u), I))).item();
+}
+
+// Each solver op on the device against the CPU for n x n x batch inputs: SPD ones (matrix 0 not
+// positive definite when `fail`) and general ones (matrix 0 singular when `fail`).
+template <class T>
+void solver_calls_match(std::int64_t n, std::int64_t nb, bool fail, const std::string& at) {
+  using R = tx::real_t<T>;
+  const double t = std::is_same_v<R, float> ? 2e-3 : 1e-9;
+  const auto cpu = tx::Device::cpu();
+  const auto a = Tensor<T>::randn({n, n, nb}, 130 + static_cast<std::uint64_t>(n));
+  auto A = tx::contiguous(tx::add(tx::matmul(a, a.mH()), tx::mul(Tensor<T>::eye(n), T(static_cast<double>(n)))));
+  auto G = tx::contiguous(Tensor<T>::randn({n, n, nb}, 120 + static_cast<std::uint64_t>(n)));
+  if (fail) {
+    A.mutable_data()[0] = T(-1);
+    for (std::int64_t i = 0; i < n; ++i) G.mutable_data()[(n - 1) * n + i] = T(0);
+  }
+  const auto Ad = A.to(gpu), Gd = G.to(gpu);
+  {
+    auto [Ld, id] = tx::linalg::cholesky_ex(Ad);
+    auto [Lc, ic] = tx::linalg::cholesky_ex(A);
+    EXPECT_EQ(id.to(cpu).to_vector(), ic.to_vector()) << "cholesky info" << at;
+    expect_close(Ld, Lc, t, "cholesky" + at);
+  }
+  auto [LUd, pd, id] = tx::linalg::lu_factor_ex(Gd);
+  auto [LUc, pc, ic] = tx::linalg::lu_factor_ex(G);
+  EXPECT_EQ(id.to(cpu).to_vector(), ic.to_vector()) << "lu_factor info" << at;
+  EXPECT_EQ(pd.to(cpu).to_vector(), pc.to_vector()) << "pivots" << at;
+  expect_close(LUd, LUc, t, "lu_factor" + at);
+  if (!fail) {
+    for (std::int64_t k : {std::int64_t{1}, std::int64_t{2}, n}) {
+      const auto B = Tensor<T>::randn({n, k, nb}, 140 + static_cast<std::uint64_t>(k));
+      for (auto tr : {tx::linalg::Trans::N, tx::linalg::Trans::T, tx::linalg::Trans::C})
+        expect_close(tx::linalg::lu_solve(LUd, pd, B.to(gpu), tr), tx::linalg::lu_solve(LUc, pc, B, tr), t * n,
+                     "lu_solve" + at + " nrhs " + std::to_string(k));
+      expect_close(tx::linalg::solve(Gd, B.to(gpu)), tx::linalg::solve(G, B), t * n, "solve" + at);
+    }
+  }
+  expect_close(tx::linalg::eigvalsh(Ad), tx::linalg::eigvalsh(A), t * n, "eigvalsh" + at);
+  auto [w, V] = tx::linalg::eigh(Ad);
+  const auto Vc = V.to(cpu);
+  const auto res = tx::sub(tx::matmul(A, Vc), tx::mul(Vc, tx::cast<T>(tx::detail::as_row(w.to(cpu)))));
+  EXPECT_LE(tx::max(tx::abs(res)).item(), R(t * n * n)) << "eigh residual" << at;
+  EXPECT_LE(orthogonality_error(V), R(t * n)) << "eigh orthogonality" << at;
+  const std::int64_t h = n / 2 + 1;
+  for (const tx::Shape& s : {tx::Shape{n, n, nb}, tx::Shape{n, h, nb}, tx::Shape{h, n, nb}}) {
+    const auto M = Tensor<T>::randn(s, 150 + static_cast<std::uint64_t>(s[1]));
+    const std::string in = at + " shape " + std::to_string(s[0]) + "x" + std::to_string(s[1]);
+    expect_close(tx::linalg::svdvals(M.to(gpu)), tx::linalg::svdvals(M), t * n, "svdvals" + in);
+    auto [U, S, Vh] = tx::linalg::svd(M.to(gpu));
+    const auto rec = tx::matmul(tx::mul(U, tx::cast<T>(tx::detail::as_row(S))), Vh).to(cpu);
+    EXPECT_LE(tx::max(tx::abs(tx::sub(rec, M))).item(), R(t * n * n)) << "svd reconstruction" << in;
+    auto [Uf, Sf, Vhf] = tx::linalg::svd(M.to(gpu), true);
+    expect_close(Sf, tx::linalg::svdvals(M), t * n, "svd full S" + in);
+    EXPECT_LE(orthogonality_error(Uf), R(t * n)) << "svd full U" << in;
+    EXPECT_LE(orthogonality_error(Vhf.mH()), R(t * n)) << "svd full V" << in;
+  }
+}
+
+}  // namespace
+
+// The CUDA backend runs a batch through one batched cuBLAS/cuSOLVER call or one call per matrix
+// (backend/cuda_batching.hpp). Both sides of every cut-off give the CPU's results and info codes,
+// and a batch of more than 65535 matrices goes in chunks.
+TEST(Cuda, BatchedAndPerMatrixSolverCallsMatchTheCpu) {
+  REQUIRE_GPU();
+  tx::cuda::synchronize(0);
+  struct Case {
+    std::int64_t n, batch;
+  };
+  for (const Case c : {Case{4, 1}, Case{4, 40}, Case{8, 3}, Case{20, 2}, Case{33, 3}, Case{100, 3}}) {
+    for (bool fail : {false, true}) {
+      const std::string at =
+          " (n " + std::to_string(c.n) + ", batch " + std::to_string(c.batch) + (fail ? ", matrix 0 failing)" : ")");
+      solver_calls_match<double>(c.n, c.batch, fail, at + " f64");
+      solver_calls_match<C>(c.n, c.batch, fail, at + " c128");
+      solver_calls_match<float>(c.n, c.batch, fail, at + " f32");
+    }
+  }
+  // 70000 2 x 2 matrices: more than one chunk of every batched call.
+  const std::int64_t nb = 70000;
+  const auto a = Tensor<double>::randn({2, 2, nb}, 160);
+  const auto A = tx::add(tx::matmul(a, a.mH()), tx::mul(Tensor<double>::eye(2), 2.0)), Ad = A.to(gpu);
+  const auto G = Tensor<double>::randn({2, 2, nb}, 161), B = Tensor<double>::randn({2, 1, nb}, 162);
+  expect_close(tx::linalg::cholesky(Ad), tx::linalg::cholesky(A), 1e-12, "cholesky, 70000 matrices");
+  expect_close(tx::linalg::solve(G.to(gpu), B.to(gpu)), tx::linalg::solve(G, B), 1e-9, "solve, 70000 matrices");
+  expect_close(tx::linalg::eigvalsh(Ad), tx::linalg::eigvalsh(A), 1e-12, "eigvalsh, 70000 matrices");
+  expect_close(tx::linalg::svdvals(G.to(gpu)), tx::linalg::svdvals(G), 1e-12, "svdvals, 70000 matrices");
+}

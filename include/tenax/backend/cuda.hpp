@@ -80,31 +80,40 @@ template <class T>
 void trmm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
           std::int64_t lda, T* b, std::int64_t ldb);
 
-// cuSOLVER, one matrix per call, queued on the device's stream; `info` is a device int32 written
-// by the solver (LAPACK's meaning), never read here. Workspaces come from the device pool.
+// cuSOLVER (and cuBLAS's batched LU) over `batch` matrices packed one after another, each with
+// leading dimension max(1, rows), queued on the device's stream: one batched call where the rules
+// of backend/cuda_batching.hpp choose it, else one call per matrix sharing one workspace. `info`
+// holds one device int32 per matrix, written by the solver (LAPACK's meaning), never read here.
+// Workspaces come from the device pool.
 template <class T>
-void potrf(int dev, std::int64_t n, T* a, std::int64_t lda, std::int32_t* info);  // lower triangle
+void potrf(int dev, std::int64_t n, std::int64_t batch, T* a, std::int32_t* info);  // lower triangle
+// ipiv: min(m, n) per matrix.
 template <class T>
-void getrf(int dev, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, std::int32_t* ipiv, std::int32_t* info);
+void getrf(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, std::int32_t* ipiv, std::int32_t* info);
+// op(A_b) X_b = B_b in place of x (n x nrhs per matrix) with getrf's factors of n x n matrices.
 template <class T>
-void getrs(int dev, char trans, std::int64_t n, std::int64_t nrhs, const T* lu, std::int64_t lda,
-           const std::int32_t* ipiv, T* b, std::int64_t ldb, std::int32_t* info);
+void getrs(int dev, char trans, std::int64_t n, std::int64_t nrhs, std::int64_t batch, const T* lu,
+           const std::int32_t* ipiv, T* x);
+// tau: max(1, min(m, n)) per matrix.
 template <class T>
-void geqrf(int dev, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* tau, std::int32_t* info);
+void geqrf(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, T* tau, std::int32_t* info);
+// The m x n matrices a overwritten by Q's first n columns from k reflectors; tau: max(1, k) per matrix.
 template <class T>
-void orgqr(int dev, std::int64_t m, std::int64_t n, std::int64_t k, T* a, std::int64_t lda, const T* tau,
+void orgqr(int dev, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, T* a, const T* tau,
            std::int32_t* info);
-// Thin (econ) or full SVD by Jacobi (gesvdj), any m x n: s (min(m, n), descending), U (m x uc) and
-// V (n x vc; V itself, not V^H) when vectors.
+// Eigenvalues (ascending, n per matrix) and, if vectors, eigenvectors in place of a: syevd, or
+// Jacobi's syevjBatched for batches of small matrices.
 template <class T, class R>
-void gesvdj(int dev, bool vectors, bool econ, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, R* s, T* u,
-            std::int64_t ldu, T* v, std::int64_t ldv, std::int32_t* info);
+void syevd(int dev, bool vectors, char uplo, std::int64_t n, std::int64_t batch, T* a, R* w, std::int32_t* info);
+// Thin (econ) or full SVD by Jacobi (gesvdj or gesvdjBatched), any m x n: s (min(m, n) per matrix,
+// descending), U (m x uc) and V (n x vc; V itself, not V^H) when vectors.
+template <class T, class R>
+void gesvdj(int dev, bool vectors, bool econ, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, R* s, T* u,
+            std::int64_t uc, T* v, std::int64_t vc, std::int32_t* info);
 // out[i, j, b] = x[perm[i, b], j, b] for contiguous m x n x batch matrices (perm: m x batch, 0-based).
 template <class T>
 void permute_rows(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, const T* x, const std::int64_t* perm,
                   T* out);
-template <class T, class R>
-void syevd(int dev, bool vectors, char uplo, std::int64_t n, T* a, std::int64_t lda, R* w, std::int32_t* info);
 
 // The device registry entries (src/core/devices.cpp): the pooled allocator of device `index` and
 // copies between a CUDA device and the host or another CUDA device.

@@ -27,7 +27,9 @@ inline std::int64_t matrices(const Shape& s) {
   return n;
 }
 
-// Runs on_cpu(b) or on_cuda(device index, b) for each matrix b of a batch of shape s on device dev.
+// Runs on_cpu(b) for each matrix b of a batch of shape s on the CPU, or on_cuda(device index,
+// number of matrices) once on a CUDA device (the backend goes over the batch itself: batched entry
+// points or one call per matrix, backend/cuda_batching.hpp).
 template <class Cpu, class Cuda>
 void each(std::string_view op, Device dev, const Shape& s, Cpu&& on_cpu, [[maybe_unused]] Cuda&& on_cuda) {
   const std::int64_t nb = matrices(s);
@@ -37,7 +39,7 @@ void each(std::string_view op, Device dev, const Shape& s, Cpu&& on_cpu, [[maybe
   }
 #if defined(TENAX_HAS_CUDA)
   if (dev.is_cuda()) {
-    for (std::int64_t b = 0; b < nb; ++b) on_cuda(static_cast<int>(dev.index), b);
+    if (nb > 0) on_cuda(static_cast<int>(dev.index), nb);
     return;
   }
 #endif
@@ -46,7 +48,8 @@ void each(std::string_view op, Device dev, const Shape& s, Cpu&& on_cpu, [[maybe
 
 inline std::int64_t ld(std::int64_t rows) { return std::max<std::int64_t>(1, rows); }
 
-// Cholesky factor in the lower triangle of each n x n matrix of a (the upper one is left as is).
+// Cholesky factor in the lower triangle of each n x n matrix of a (the upper one is left as is on
+// the CPU, unspecified on a device: cuSOLVER's potrfBatched may use it as workspace).
 template <class T>
 void potrf_lower(const Tensor<T>& a, const Tensor<std::int32_t>& info) {
   const std::int64_t n = a.shape()[0];
@@ -55,9 +58,9 @@ void potrf_lower(const Tensor<T>& a, const Tensor<std::int32_t>& info) {
   each(
       "cholesky", a.device(), a.shape(),
       [&](std::int64_t b) { inf[b] = cpu::potrf<T>(cpu::Uplo::Lower, n, p + b * n * n, ld(n)); },
-      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t nb) {
 #if defined(TENAX_HAS_CUDA)
-        cuda::potrf<T>(dev, n, p + b * n * n, ld(n), inf + b);
+        cuda::potrf<T>(dev, n, nb, p, inf);
 #endif
       });
 }
@@ -80,9 +83,9 @@ void getrf(const Tensor<T>& a, const Tensor<std::int32_t>& piv, const Tensor<std
           std::copy_n(original.data() + b * m * n, m * n, dst);
         });
       },
-      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t nb) {
 #if defined(TENAX_HAS_CUDA)
-        cuda::getrf<T>(dev, m, n, p + b * m * n, ld(m), ip + b * k, inf + b);
+        cuda::getrf<T>(dev, m, n, nb, p, ip, inf);
 #endif
       });
 }
@@ -94,17 +97,12 @@ void getrs(cpu::Trans trans, const Tensor<T>& lu, const Tensor<std::int32_t>& pi
   const T* l = lu.data();
   const std::int32_t* ip = piv.data();
   T* p = x.mutable_data();
-  [[maybe_unused]] Tensor<std::int32_t> scratch;
-#if defined(TENAX_HAS_CUDA)
-  if (x.device().is_cuda()) scratch = Tensor<std::int32_t>::empty({1}, x.device());
-#endif
   each(
       "lu_solve", x.device(), x.shape(),
       [&](std::int64_t b) { cpu::getrs<T>(trans, n, k, l + b * n * n, ld(n), ip + b * n, p + b * n * k, ld(n)); },
-      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t nb) {
 #if defined(TENAX_HAS_CUDA)
-        cuda::getrs<T>(dev, static_cast<char>(trans), n, k, l + b * n * n, ld(n), ip + b * n, p + b * n * k, ld(n),
-                       scratch.mutable_data());
+        cuda::getrs<T>(dev, static_cast<char>(trans), n, k, nb, l, ip, p);
 #endif
       });
 }
@@ -118,9 +116,9 @@ void geqrf(const Tensor<T>& a, const Tensor<T>& tau, const Tensor<std::int32_t>&
   each(
       "qr", a.device(), a.shape(),
       [&](std::int64_t b) { inf[b] = cpu::geqrf<T>(m, n, p + b * m * n, ld(m), t + b * kt); },
-      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t nb) {
 #if defined(TENAX_HAS_CUDA)
-        cuda::geqrf<T>(dev, m, n, p + b * m * n, ld(m), t + b * kt, inf + b);
+        cuda::geqrf<T>(dev, m, n, nb, p, t, inf);
 #endif
       });
 }
@@ -136,9 +134,9 @@ void orgqr(const Tensor<T>& q, std::int64_t k, const Tensor<T>& tau, const Tenso
   each(
       "qr", q.device(), q.shape(),
       [&](std::int64_t b) { inf[b] = cpu::orgqr<T>(m, c, k, p + b * m * c, ld(m), t + b * kt); },
-      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t nb) {
 #if defined(TENAX_HAS_CUDA)
-        cuda::orgqr<T>(dev, m, c, k, p + b * m * c, ld(m), t + b * kt, inf + b);
+        cuda::orgqr<T>(dev, m, c, k, nb, p, t, inf);
 #endif
       });
 }
@@ -155,9 +153,9 @@ void syevd(bool vectors, bool upper, const Tensor<T>& a, const Tensor<real_t<T>>
   each(
       "eigh", a.device(), a.shape(),
       [&](std::int64_t b) { inf[b] = cpu::syevd<T>(vectors, uplo, n, p + b * n * n, ld(n), wp + b * n); },
-      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t nb) {
 #if defined(TENAX_HAS_CUDA)
-        cuda::syevd<T, real_t<T>>(dev, vectors, static_cast<char>(uplo), n, p + b * n * n, ld(n), wp + b * n, inf + b);
+        cuda::syevd<T, real_t<T>>(dev, vectors, static_cast<char>(uplo), n, nb, p, wp, inf);
 #endif
       });
 }
@@ -193,11 +191,10 @@ void gesvd(const Tensor<T>& a, const Tensor<real_t<T>>& s, const Tensor<T>& u, c
   [[maybe_unused]] const Tensor<T> v = vectors ? Tensor<T>::empty(vs, a.device()) : Tensor<T>();
   each(
       "svd", a.device(), a.shape(), [](std::int64_t) {},
-      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t nb) {
 #if defined(TENAX_HAS_CUDA)
-        cuda::gesvdj<T, real_t<T>>(dev, vectors, jobz != 'A', m, n, p + b * m * n, ld(m), sp + b * k,
-                                   vectors ? up + b * m * uc : nullptr, ld(m),
-                                   vectors ? v.mutable_data() + b * n * vr : nullptr, ld(n), inf + b);
+        cuda::gesvdj<T, real_t<T>>(dev, vectors, jobz != 'A', m, n, nb, p, sp, up, uc,
+                                   vectors ? v.mutable_data() : nullptr, vr, inf);
 #endif
       });
   if (vectors) copy_into(vh, v.mH());
@@ -244,15 +241,17 @@ void triangular(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag
         cpu_triangular<R>(side, uplo, trans, diag, m, n, ap + aoff[static_cast<std::size_t>(b)], lda, p + b * m * n,
                           ld(m));
       },
-      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t b) {
+      [&]([[maybe_unused]] int dev, [[maybe_unused]] std::int64_t nb) {
 #if defined(TENAX_HAS_CUDA)
-        const T* ab = ap + aoff[static_cast<std::size_t>(b)];
         const char sc = static_cast<char>(side), uc = static_cast<char>(uplo), tc = static_cast<char>(trans),
                    dc = static_cast<char>(diag);
-        if constexpr (solve)
-          cuda::trsm<T>(dev, sc, uc, tc, dc, m, n, ab, lda, p + b * m * n, ld(m));
-        else
-          cuda::trmm<T>(dev, sc, uc, tc, dc, m, n, ab, lda, p + b * m * n, ld(m));
+        for (std::int64_t b = 0; b < nb; ++b) {
+          const T* ab = ap + aoff[static_cast<std::size_t>(b)];
+          if constexpr (solve)
+            cuda::trsm<T>(dev, sc, uc, tc, dc, m, n, ab, lda, p + b * m * n, ld(m));
+          else
+            cuda::trmm<T>(dev, sc, uc, tc, dc, m, n, ab, lda, p + b * m * n, ld(m));
+        }
 #endif
       });
 }
