@@ -1,5 +1,6 @@
 // Kernels that are not elementwise maps: tril/triu's zeroing of a triangle, fill, the row gather
-// of permute_rows and the matrix pointer arrays of the batched solver calls.
+// of permute_rows, pivot checks and permutations, and the matrix pointer arrays of the batched
+// solver calls.
 #include <cuda_runtime.h>
 
 #include "device_types.cuh"
@@ -42,7 +43,63 @@ __global__ void fill_pointers_kernel(PointerSets p, long long count, void** out)
   }
 }
 
+// One thread per matrix: LAPACK's sequential interchanges, each checked.
+__global__ void check_pivots_kernel(long long k, long long m, long long batch, const int* piv, long long* perm,
+                                    int* safe, int* bad) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long b = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; b < batch; b += stride) {
+    long long* q = perm ? perm + b * m : nullptr;
+    if (q)
+      for (long long i = 0; i < m; ++i) q[i] = i;
+    int first = 0, value = 0;
+    for (long long i = 0; i < k; ++i) {
+      const int v = piv[b * k + i];
+      const bool ok = v >= 1 && v <= m;
+      if (!ok && first == 0) {
+        first = static_cast<int>(i + 1);
+        value = v;
+      }
+      if (safe) safe[b * k + i] = ok ? v : static_cast<int>(i + 1);
+      if (ok && q) {
+        const long long t = q[i];
+        q[i] = q[v - 1];
+        q[v - 1] = t;
+      }
+    }
+    bad[2 * b] = first;
+    bad[2 * b + 1] = value;
+  }
+}
+
+__global__ void inverse_permutation_kernel(long long m, long long total, const long long* perm, long long* inv) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long e = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const long long i = e % m, b = e / m, p = perm[e];
+    if (p >= 0 && p < m) inv[b * m + p] = i;
+  }
+}
+
 }  // namespace
+
+void check_pivots(int dev, std::int64_t k, std::int64_t m, std::int64_t batch, const std::int32_t* piv,
+                  std::int64_t* perm, std::int32_t* safe, std::int32_t* bad) {
+  cudaStream_t s = stream_of(dev);
+  DeviceGuard g(dev);
+  constexpr unsigned kThreads = 128;
+  check_pivots_kernel<<<grid_for(batch, kThreads), kThreads, 0, s>>>(k, m, batch, piv,
+                                                                     reinterpret_cast<long long*>(perm), safe, bad);
+  check_launch("pivot check kernel");
+}
+
+void inverse_permutation(int dev, std::int64_t m, std::int64_t batch, const std::int64_t* perm, std::int64_t* inv) {
+  cudaStream_t s = stream_of(dev);
+  DeviceGuard g(dev);
+  constexpr unsigned kThreads = 256;
+  const long long total = m * batch;
+  inverse_permutation_kernel<<<grid_for(total, kThreads), kThreads, 0, s>>>(
+      m, total, reinterpret_cast<const long long*>(perm), reinterpret_cast<long long*>(inv));
+  check_launch("inverse permutation kernel");
+}
 
 void fill_pointers(int dev, const PointerSets& sets, long long count, void** out) {
   cudaStream_t s = stream_of(dev);

@@ -654,3 +654,39 @@ TEST(Cuda, BatchedAndPerMatrixSolverCallsMatchTheCpu) {
   expect_close(tx::linalg::eigvalsh(Ad), tx::linalg::eigvalsh(A), 1e-12, "eigvalsh, 70000 matrices");
   expect_close(tx::linalg::svdvals(G.to(gpu)), tx::linalg::svdvals(G), 1e-12, "svdvals, 70000 matrices");
 }
+
+// Pivots are checked and turned into permutations on the device, with no synchronisation: a pivot
+// outside 1..n from the user raises the CPU's error when the result is read, and the solve before
+// it stayed inside the matrices (compute-sanitizer in scripts/gpu_check.sh would see otherwise).
+TEST(Cuda, PivotsAreCheckedOnTheDevice) {
+  REQUIRE_GPU();
+  tx::cuda::synchronize(0);
+  const auto cpu = tx::Device::cpu();
+  const auto G = Tensor<double>::randn({3, 3, 2}, 170), B = Tensor<double>::randn({3, 1, 2}, 171);
+  auto [LU, piv] = tx::linalg::lu_factor(G);
+  for (std::int32_t wrong : {0, 4, -2}) {
+    auto bad = tx::contiguous(piv);
+    bad.mutable_data()[3 + 1] = wrong;  // matrix 1, pivot 1
+    const std::string mc = tx::testing::error_of([&] { tx::linalg::lu_solve(LU, bad, B); });
+    EXPECT_FALSE(mc.empty());
+    Tensor<double> X;
+    EXPECT_NO_THROW(X = tx::linalg::lu_solve(LU.to(gpu), bad.to(gpu), B.to(gpu)));
+    EXPECT_EQ(tx::detail::deferred_checks(gpu), 2u);  // singular factors (passes), pivots (fails)
+    EXPECT_EQ(tx::testing::error_of([&] { (void)X.to(cpu); }), mc);
+    // The differentiable composite (op T, LU requiring its gradient) permutes by
+    // pivots_to_permutation, checked the same way.
+    auto loss = [&](const Tensor<double>& lu) {
+      return tx::sum(tx::linalg::lu_solve(lu, bad.to(lu.device()), B.to(lu.device()), tx::linalg::Trans::T));
+    };
+    const std::string gc = tx::testing::error_of([&] { tx::grad(loss, LU); });
+    EXPECT_FALSE(gc.empty());
+    EXPECT_EQ(tx::testing::error_of([&] { (void)tx::grad(loss, LU.to(gpu)).to(cpu); }), gc);
+    tx::cuda::synchronize(0);
+  }
+  // Valid pivots: the device's permutation and its inverse give the CPU's solve and gradient.
+  auto loss = [&](const Tensor<double>& lu) {
+    return tx::sum(tx::linalg::lu_solve(lu, piv.to(lu.device()), B.to(lu.device()), tx::linalg::Trans::T));
+  };
+  expect_close(tx::grad(loss, LU.to(gpu)), tx::grad(loss, LU), 1e-11, "lu_solve T gradient in LU");
+  EXPECT_EQ(tx::detail::deferred_checks(gpu), 0u);
+}

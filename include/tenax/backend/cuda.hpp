@@ -110,6 +110,15 @@ void syevd(int dev, bool vectors, char uplo, std::int64_t n, std::int64_t batch,
 template <class T, class R>
 void gesvdj(int dev, bool vectors, bool econ, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, R* s, T* u,
             std::int64_t uc, T* v, std::int64_t vc, std::int32_t* info);
+// LAPACK's row interchanges piv (k x batch, 1-based) checked on the device, one thread per matrix:
+// perm (m x batch, 0-based; when not null) receives the permutation they apply and safe (when not
+// null) a copy of piv; a pivot outside 1..m is skipped (safe gets i + 1 there, no interchange), so
+// nothing outside a matrix is touched, and the first one is reported in bad (2 x batch: 1 + its
+// index and its value; 0, 0 when all are valid) for a deferred check.
+void check_pivots(int dev, std::int64_t k, std::int64_t m, std::int64_t batch, const std::int32_t* piv,
+                  std::int64_t* perm, std::int32_t* safe, std::int32_t* bad);
+// inv[perm[i, b], b] = i for permutations perm (m x batch, 0-based; entries outside 0..m-1 skipped).
+void inverse_permutation(int dev, std::int64_t m, std::int64_t batch, const std::int64_t* perm, std::int64_t* inv);
 // out[i, j, b] = x[perm[i, b], j, b] for contiguous m x n x batch matrices (perm: m x batch, 0-based).
 template <class T>
 void permute_rows(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, const T* x, const std::int64_t* perm,

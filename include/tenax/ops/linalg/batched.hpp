@@ -9,9 +9,12 @@
 // ones to check the logic they share.
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "tenax/backend/cpu_provider.hpp"
+#include "tenax/core/deferred_checks.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/linalg/common.hpp"
@@ -213,6 +216,47 @@ void permute_rows(const Tensor<T>& x, [[maybe_unused]] const Tensor<std::int64_t
   }
 #endif
   fail("permute_rows", "no kernel for device ", x.device().str());
+}
+
+// LAPACK pivots (k x batch, contiguous, on a CUDA device) checked against 1..m on the device:
+// perm (when defined: m x batch) receives the permutation they apply and safe (when defined, like
+// piv) the pivots with each invalid one replaced by no interchange, so no kernel indexes outside a
+// matrix. An invalid pivot raises op's error (as check_pivots on the CPU) when the device's
+// results are next read (core/deferred_checks.hpp); nothing waits for the device here.
+inline void check_pivots_on_device(std::string_view op, const Tensor<std::int32_t>& piv, std::int64_t m,
+                                   [[maybe_unused]] const Tensor<std::int64_t>& perm,
+                                   [[maybe_unused]] const Tensor<std::int32_t>& safe) {
+  const std::int64_t k = piv.shape()[0];
+  std::int64_t nb = 1;
+  for (int d = 1; d < piv.dim(); ++d) nb *= piv.shape()[d];
+  if (nb == 0) return;
+#if defined(TENAX_HAS_CUDA)
+  if (piv.device().is_cuda()) {
+    const Tensor<std::int32_t> bad = Tensor<std::int32_t>::empty({2, nb}, piv.device());
+    cuda::check_pivots(piv.device().index, k, m, nb, piv.data(), perm.defined() ? perm.mutable_data() : nullptr,
+                       safe.defined() ? safe.mutable_data() : nullptr, bad.mutable_data());
+    defer_check(bad.impl(), [op = std::string(op), m](const std::int32_t* codes, std::int64_t n) {
+      for (std::int64_t b = 0; b < n / 2; ++b)
+        if (codes[2 * b] != 0) bad_pivot(op, codes[2 * b] - 1, b, codes[2 * b + 1], m);
+    });
+    return;
+  }
+#endif
+  fail(op, "no kernel for device ", piv.device().str());
+}
+
+// inv[perm[i, b], b] = i on a CUDA device (perm contiguous, m x batch).
+inline void inverse_permutation([[maybe_unused]] const Tensor<std::int64_t>& perm,
+                                [[maybe_unused]] const Tensor<std::int64_t>& inv) {
+#if defined(TENAX_HAS_CUDA)
+  if (perm.device().is_cuda()) {
+    cuda::inverse_permutation(perm.device().index, perm.shape()[0],
+                              perm.numel() / std::max<std::int64_t>(1, perm.shape()[0]), perm.data(),
+                              inv.mutable_data());
+    return;
+  }
+#endif
+  fail("inverse_permutation", "no kernel for device ", perm.device().str());
 }
 
 // Triangular BLAS in place of x (m x n x batch, contiguous) with the triangular matrices of a,

@@ -180,15 +180,19 @@ inline Tensor<std::int32_t> identity_pivots(std::int64_t k, Device dev) {
   return Tensor<std::int32_t>::from_row_major(Shape{k}, one_based, dev);
 }
 
+// The Error for pivot i of matrix b being v, outside 1..m.
+[[noreturn]] inline void bad_pivot(std::string_view op, std::int64_t i, std::int64_t b, std::int64_t v,
+                                   std::int64_t m) {
+  fail(op, "pivot ", i, " of matrix ", b, " is ", v, ", outside 1..", m,
+       " (LAPACK's 1-based row interchanges, as lu_factor returns them)");
+}
+
 // Raises an Error naming op when a pivot of nb matrices (k each, contiguous) is outside 1..m:
 // LAPACK-style pivots from the user are row indices the kernels would read and write.
 inline void check_pivots(std::string_view op, const std::int32_t* pv, std::int64_t k, std::int64_t m, std::int64_t nb) {
   for (std::int64_t b = 0; b < nb; ++b)
-    for (std::int64_t i = 0; i < k; ++i) {
-      const std::int32_t v = pv[b * k + i];
-      TENAX_CHECK(v >= 1 && v <= m, op, "pivot ", i, " of matrix ", b, " is ", v, ", outside 1..", m,
-                  " (LAPACK's 1-based row interchanges, as lu_factor returns them)");
-    }
+    for (std::int64_t i = 0; i < k; ++i)
+      if (const std::int32_t v = pv[b * k + i]; v < 1 || v > m) bad_pivot(op, i, b, v, m);
 }
 
 // True when a rule's result must itself be differentiable (a backward pass being recorded, or

@@ -58,7 +58,11 @@ struct LuSolve {
     detail::copy_into(X, expand(B, X.shape()));
     const Tensor<T> lu = contiguous(LU);
     const Tensor<std::int32_t> p = contiguous(piv);
-    detail::batched::getrs(trans, lu, p, X);
+    // getrs follows the pivots, so they are checked first, on the device with every call (also in
+    // a prepared program), the raise deferred to the next read; getrs gets pivots that stay inside.
+    const Tensor<std::int32_t> safe = Tensor<std::int32_t>::empty(p.shape(), p.device());
+    detail::batched::check_pivots_on_device(name, p, n, Tensor<std::int64_t>(), safe);
+    detail::batched::getrs(trans, lu, safe, X);
     return X;
   }
 
@@ -313,10 +317,6 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
               ", B ", B.shape(), ", ", dtype_traits<T>::name, " on ", LU.device().str(), ")");
   TENAX_CHECK(pivots.device() == LU.device() && B.device() == LU.device(), op, "inputs on different devices (LU on ",
               LU.device().str(), ", pivots on ", pivots.device().str(), ", B on ", B.device().str(), ")");
-  if (!pivots.device().is_cpu() && pivots.numel() > 0) {  // (the CPU kernel checks them itself)
-    const Tensor<std::int32_t> host = contiguous(pivots).to(Device::cpu());
-    detail::check_pivots(op, host.data(), LU.shape()[0], LU.shape()[0], detail::mat_batch_count(LU.shape()));
-  }
   // Singular factors (lu_factor accepts a singular A) would give inf/NaN: raised, like solve.
   if (LU.shape()[0] > 0 && LU.numel() > 0)
     detail::raise_info(op, detail::apply_nondiff(ops::ZeroPivotInfo{}, LU), LU.shape(), detail::singular_factors);

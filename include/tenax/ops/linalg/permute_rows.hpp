@@ -16,12 +16,15 @@ struct PivotsToPermutation {
   static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   std::int64_t m;
   Tensor<std::int64_t> forward(const Tensor<std::int32_t>& piv) const {
-    if (!piv.device().is_cpu()) return forward(piv.to(Device::cpu())).to(piv.device());  // n ints per matrix
     const Tensor<std::int32_t> p = contiguous(piv);
     const std::int64_t k = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
     Shape s{m};
     for (int d = 1; d < p.dim(); ++d) s.push_back(p.shape()[d]);
-    Tensor<std::int64_t> perm = Tensor<std::int64_t>::empty(s);
+    Tensor<std::int64_t> perm = Tensor<std::int64_t>::empty(s, p.device());
+    if (!p.device().is_cpu()) {  // on the device, the check deferred to the next read
+      batched::check_pivots_on_device(name, p, m, perm, Tensor<std::int32_t>());
+      return perm;
+    }
     auto run = [m = m, k, nb](char* const* ptr) {
       std::int64_t* out = reinterpret_cast<std::int64_t*>(ptr[0]);
       const std::int32_t* pv = reinterpret_cast<const std::int32_t*>(ptr[1]);
@@ -41,10 +44,13 @@ struct InversePermutation {
   static constexpr const char* name = "inverse_permutation";
   static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   Tensor<std::int64_t> forward(const Tensor<std::int64_t>& perm) const {
-    if (!perm.device().is_cpu()) return forward(perm.to(Device::cpu())).to(perm.device());
     const Tensor<std::int64_t> p = contiguous(perm);
     const std::int64_t m = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
-    Tensor<std::int64_t> inv = Tensor<std::int64_t>::empty(p.shape());
+    Tensor<std::int64_t> inv = Tensor<std::int64_t>::empty(p.shape(), p.device());
+    if (!p.device().is_cpu()) {
+      if (inv.numel() > 0) batched::inverse_permutation(p, inv);
+      return inv;
+    }
     auto run = [m, nb](char* const* ptr) {
       std::int64_t* out = reinterpret_cast<std::int64_t*>(ptr[0]);
       const std::int64_t* q = reinterpret_cast<const std::int64_t*>(ptr[1]);
