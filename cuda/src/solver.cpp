@@ -183,6 +183,31 @@ void trmm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, 
   triangular<false>(dev, side, uplo, trans, diag, m, n, a, lda, b, ldb);
 }
 
+template <class T>
+void trsm_strided(int dev, char side, char uplo, char trans, char diag, std::int64_t m64, std::int64_t n64, const T* a,
+                  std::int64_t lda64, std::int64_t stride_a, T* b, std::int64_t batch64) {
+  const int batch = as_int(batch64, "solve_triangular");
+  const std::int64_t ldb = std::max<std::int64_t>(1, m64), sb = ldb * n64;
+  if (!batching::trsm_batched(side == 'L' ? m64 : n64, batch)) {
+    for (int i = 0; i < batch; ++i)
+      trsm(dev, side, uplo, trans, diag, m64, n64, a + i * stride_a, lda64, b + i * sb, ldb);
+    return;
+  }
+  cublasHandle_t h = blas_handle(dev);
+  DeviceGuard g(dev);
+  const T one(1);
+  const int m = as_int(m64, "solve_triangular"), n = as_int(n64, "solve_triangular");
+  const int lda = as_int(lda64, "solve_triangular"), ldbi = as_int(ldb, "solve_triangular");
+  auto run = TENAX_PICK(T, cublasStrsmBatched, cublasDtrsmBatched, cublasCtrsmBatched, cublasZtrsmBatched);
+  const PointerArray p(dev, batch, {{a, stride_a * std::int64_t{sizeof(T)}}, {b, sb * std::int64_t{sizeof(T)}}});
+  in_chunks(batch, [&](int done, int nb) {
+    check_blas(run(h, side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill_of(uplo), op_of(trans),
+                   diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, m, n, cu(&one), p.get<cu_t<T>>(0) + done, lda,
+                   p.get<cu_t<T>>(1) + done, ldbi, nb),
+               "solve_triangular (cublas trsmBatched)");
+  });
+}
+
 // One batched call (batching::*) or one call per matrix with one workspace. Matrices are packed
 // one after another with leading dimension max(1, rows).
 
@@ -392,6 +417,8 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
                         std::int64_t);                                                                                \
   template void trmm<T>(int, char, char, char, char, std::int64_t, std::int64_t, const T*, std::int64_t, T*,          \
                         std::int64_t);                                                                                \
+  template void trsm_strided<T>(int, char, char, char, char, std::int64_t, std::int64_t, const T*, std::int64_t,      \
+                                std::int64_t, T*, std::int64_t);                                                      \
   template void potrf<T>(int, std::int64_t, std::int64_t, T*, std::int32_t*);                                         \
   template void getrf<T>(int, std::int64_t, std::int64_t, std::int64_t, T*, std::int32_t*, std::int32_t*);            \
   template void getrs<T>(int, char, std::int64_t, std::int64_t, std::int64_t, const T*, const std::int32_t*, T*);     \

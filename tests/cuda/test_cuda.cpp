@@ -498,7 +498,8 @@ TEST(Cuda, LinalgFailuresReportLikeTheCpu) {
   auto [Xc, sc] = tx::linalg::solve_ex(S, Tensor<double>::ones({3, 1, 2}));
   EXPECT_EQ(sd.to(tx::Device::cpu()).to_vector(), sc.to_vector());
   S.mutable_data()[0] = NAN;
-  const std::string qc = message([&] { tx::linalg::qr(S); }), qd = message([&] { tx::linalg::qr(S.to(gpu)); });
+  const std::string qc = message([&] { tx::linalg::qr(S); }),
+                    qd = message([&] { (void)std::get<1>(tx::linalg::qr(S.to(gpu))).to(tx::Device::cpu()); });
   EXPECT_FALSE(qc.empty());
   EXPECT_EQ(qd, qc);
 }
@@ -603,6 +604,16 @@ void solver_calls_match(std::int64_t n, std::int64_t nb, bool fail, const std::s
       expect_close(tx::linalg::solve(Gd, B.to(gpu)), tx::linalg::solve(G, B), t * n, "solve" + at);
     }
   }
+  // Triangular solves: a triangle per matrix, or one for the whole batch (stride 0).
+  const auto Tl = tx::add(tx::tril(G), tx::mul(Tensor<T>::eye(n), T(static_cast<double>(n))));
+  const auto Bl = Tensor<T>::randn({n, 2, nb}, 145), Br = Tensor<T>::randn({2, n, nb}, 146);
+  for (const auto& Tx : {Tl, tx::slice(Tl, 2, 0, 1, 1)})
+    for (auto tr : {tx::linalg::Trans::N, tx::linalg::Trans::C}) {
+      expect_close(tx::linalg::solve_triangular(Tx.to(gpu), Bl.to(gpu), false, true, false, tr),
+                   tx::linalg::solve_triangular(Tx, Bl, false, true, false, tr), t, "solve_triangular left" + at);
+      expect_close(tx::linalg::solve_triangular(Tx.mH().to(gpu), Br.to(gpu), true, false, true, tr),
+                   tx::linalg::solve_triangular(Tx.mH(), Br, true, false, true, tr), t, "solve_triangular right" + at);
+    }
   expect_close(tx::linalg::eigvalsh(Ad), tx::linalg::eigvalsh(A), t * n, "eigvalsh" + at);
   auto [w, V] = tx::linalg::eigh(Ad);
   const auto Vc = V.to(cpu);

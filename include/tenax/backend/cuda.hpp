@@ -75,6 +75,12 @@ void gemm(int dev, char transa, char transb, std::int64_t m, std::int64_t n, std
 template <class T>
 void trsm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
           std::int64_t lda, T* b, std::int64_t ldb);
+// trsm over `batch` right-hand sides packed in b (m x n each, leading dimension max(1, m)) with
+// A_i at a + i * stride_a (0: one A for all): one cuBLAS trsmBatched call where
+// backend/cuda_batching.hpp chooses it, else one trsm per matrix.
+template <class T>
+void trsm_strided(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,
+                  std::int64_t lda, std::int64_t stride_a, T* b, std::int64_t batch);
 // cuBLAS trmm, in place: B = op(A) B (side 'L') or B op(A) ('R'); flags as trsm.
 template <class T>
 void trmm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, std::int64_t n, const T* a,

@@ -7,8 +7,8 @@
 // matrices only; cusolverDn<t>syevjBatched and <t>gesvdjBatched take n <= 32 and gesvdjBatched
 // computes full U and V only (so thin vectors only of square matrices). Where it is allowed, the
 // cut-offs are PyTorch's, which its developers measured (aten/src/ATen/native/cuda/linalg/
-// BatchLinearAlgebra.cpp and BatchLinearAlgebraLib.cpp: lu_factor, lu_solve, cholesky, eigh,
-// svd). tenax has not measured them on a GPU yet (bench/RESULTS.md says when it has).
+// BatchLinearAlgebra.cpp and BatchLinearAlgebraLib.cpp: lu_factor, lu_solve, triangular_solve,
+// cholesky, eigh, svd). tenax has not measured them on a GPU yet (bench/RESULTS.md says when it has).
 #include <complex>
 #include <cstdint>
 #include <type_traits>
@@ -43,6 +43,9 @@ constexpr bool getrs_batched(std::int64_t n, std::int64_t nrhs, std::int64_t bat
   if (n <= 128) return batch > 2 && nrhs <= 2;
   return false;
 }
+
+// Triangular solves with an n x n triangle: cuBLAS's trsmBatched except for a few large ones.
+constexpr bool trsm_batched(std::int64_t n, std::int64_t batch) { return batch > 1 && !(batch <= 8 && n >= 64); }
 
 // Cholesky: cuSOLVER's potrfBatched for any batch of two or more.
 constexpr bool potrf_batched(std::int64_t batch) { return batch > 1; }

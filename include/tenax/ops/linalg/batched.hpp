@@ -289,6 +289,15 @@ void triangular(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag diag
 #if defined(TENAX_HAS_CUDA)
         const char sc = static_cast<char>(side), uc = static_cast<char>(uplo), tc = static_cast<char>(trans),
                    dc = static_cast<char>(diag);
+        // Triangles at a uniform stride (one per matrix, or one for all): one strided call.
+        const std::int64_t stride = nb > 1 ? aoff[1] - aoff[0] : 0;
+        bool uniform = true;
+        for (std::int64_t b = 1; b < nb && uniform; ++b)
+          uniform = aoff[static_cast<std::size_t>(b)] == aoff[0] + b * stride;
+        if (solve && uniform) {
+          cuda::trsm_strided<T>(dev, sc, uc, tc, dc, m, n, ap + aoff[0], lda, stride, p, nb);
+          return;
+        }
         for (std::int64_t b = 0; b < nb; ++b) {
           const T* ab = ap + aoff[static_cast<std::size_t>(b)];
           if constexpr (solve)

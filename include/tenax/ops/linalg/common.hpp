@@ -14,6 +14,7 @@
 #include "tenax/ad/mode.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/backend/tiny_pivots.hpp"
+#include "tenax/core/deferred_checks.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/parallel.hpp"
@@ -235,15 +236,27 @@ Tensor<T> nan_where_failed(const Tensor<T>& x, const Tensor<std::int32_t>& info)
   return fill_where_failed(x, info, T(std::numeric_limits<real_t<T>>::quiet_NaN()));
 }
 
-// The first batch element of x (m x n x batch) holding an inf or NaN, or -1 (reads one flag per
-// matrix back to the host).
+// Raises op's LinAlgError "the input contains inf or NaN" for the first matrix of x (m x n x batch)
+// holding one: at once on the CPU; on a device when its results are next read
+// (core/deferred_checks.hpp), so nothing waits for the device here.
 template <class T>
-std::int64_t first_nonfinite(const Tensor<T>& x) {
-  const Tensor<std::int32_t> info = with_nonfinite(Tensor<std::int32_t>::scalar(0, x.device()), x);
-  const std::vector<std::int32_t> v = broadcast_to(info, mat_batch_shape(x.shape())).to_vector();
-  for (std::size_t b = 0; b < v.size(); ++b)
-    if (v[b] != 0) return static_cast<std::int64_t>(b);
-  return -1;
+void check_finite_input(const char* op, const Tensor<T>& x) {
+  if (x.numel() == 0) return;
+  const Tensor<std::int32_t> info = contiguous(
+      broadcast_to(with_nonfinite(Tensor<std::int32_t>::scalar(0, x.device()), x), mat_batch_shape(x.shape())));
+  auto check = [op = std::string(op), shape = x.shape()](const std::int32_t* codes, std::int64_t n) {
+    for (std::int64_t b = 0; b < n; ++b)
+      if (codes[b] != 0) {
+        std::ostringstream o;
+        o << '[' << op << "] the input contains inf or NaN" << batch_index(shape, b) << " (input shape " << shape
+          << ")";
+        throw linalg::LinAlgError(o.str());
+      }
+  };
+  if (x.device().is_cpu())
+    check(info.data(), info.numel());
+  else
+    defer_check(info.impl(), check);
 }
 
 // Identity matrices n x n broadcast over a batch shape.

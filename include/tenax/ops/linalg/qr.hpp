@@ -82,22 +82,15 @@ struct Qr {
     return {Q, R};
   }
   // The same on any device: geqrf and orgqr per matrix, then tensor ops (detail::batched). A
-  // non-finite input is found before factorizing (one flag per matrix read back to the host).
+  // non-finite input raises as on the CPU, on a device when its results are next read (geqrf only
+  // carries the NaN through; it does not iterate).
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>> forward_generic(const Tensor<T>& A) const {
     const Device dev = A.device();
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
     const Shape batch = detail::mat_batch_shape(A.shape());
     const std::int64_t qc = complete ? m : k, rr = complete ? m : k;
-    if (A.numel() > 0) {
-      const std::int64_t bad = detail::first_nonfinite(A);
-      if (bad >= 0) {
-        std::ostringstream o;
-        o << "[qr] the input contains inf or NaN" << detail::batch_index(A.shape(), bad) << " (input shape "
-          << A.shape() << ")";
-        throw linalg::LinAlgError(o.str());
-      }
-    }
+    detail::check_finite_input(name, A);
     Tensor<T> work = detail::work_copy(A);
     Shape ts{std::max<std::int64_t>(k, 1)};
     for (auto d : batch) ts.push_back(d);
