@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tenax/backend/device_copy.hpp"
+#include "tenax/core/tensor.hpp"
 
 namespace tenax::detail {
 namespace {
@@ -53,12 +54,30 @@ void run_deferred_checks(Device d) {
     list.swap(it->second);
   }
   // (The copies below come back here with an empty list: the checks were taken out above.)
-  std::vector<std::int32_t> codes;
+  // Every check's codes are gathered into one buffer on the device (copies queued in stream order,
+  // nothing waits), which then comes to the host in one copy: the barrier of K queued runs waits
+  // once, not K times.
+  std::int64_t total = 0;
+  for (const Pending& p : list) total += p.info->numel();
+  std::vector<std::int32_t> codes(static_cast<std::size_t>(total));
+  constexpr std::size_t kCode = sizeof(std::int32_t);
+  if (list.size() == 1) {
+    copy_bytes(codes.data(), Device::cpu(), list[0].info->data(), d, static_cast<std::size_t>(total) * kCode);
+  } else if (total > 0) {
+    const Tensor<std::int32_t> gathered = Tensor<std::int32_t>::empty({total}, d);
+    std::int64_t at = 0;
+    for (const Pending& p : list) {
+      const std::int64_t n = p.info->numel();
+      copy_bytes(gathered.mutable_data() + at, d, p.info->data(), d, static_cast<std::size_t>(n) * kCode);
+      at += n;
+    }
+    copy_bytes(codes.data(), Device::cpu(), gathered.data(), d, static_cast<std::size_t>(total) * kCode);
+  }
+  std::int64_t at = 0;
   for (const Pending& p : list) {
-    const auto n = p.info->numel();
-    codes.resize(static_cast<std::size_t>(n));
-    copy_bytes(codes.data(), Device::cpu(), p.info->data(), d, static_cast<std::size_t>(n) * sizeof(std::int32_t));
-    p.check(codes.data(), n);  // raises for the first failure; the rest of the list is dropped
+    const std::int64_t n = p.info->numel();
+    p.check(codes.data() + at, n);  // raises for the first failure; the rest of the list is dropped
+    at += n;
   }
 }
 

@@ -51,6 +51,23 @@ TEST(DeferredChecks, RunInOrderAndTheFirstFailureRaises) {
   EXPECT_EQ(ran.size(), 2u);
 }
 
+TEST(DeferredChecks, EachCheckReadsItsOwnCodesFromTheGatheredCopy) {
+  // The codes of all checks come to the host in one copy; each check sees its own slice.
+  std::vector<int> ran;
+  tx::detail::defer_check(codes({0}), raising(1, &ran));
+  tx::detail::defer_check(codes({0, 0, 0, 0, 0}), raising(2, &ran));
+  tx::detail::defer_check(codes({0, 0}), raising(3, &ran));
+  tx::detail::defer_check(codes({0, 0, 7}), raising(4, &ran));
+  tx::detail::defer_check(codes({8}), raising(5, &ran));
+  try {
+    tx::detail::run_deferred_checks(cpu);
+    ADD_FAILURE() << "no failure raised";
+  } catch (const tx::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "[test] code 7 at 2 of check 4");
+  }
+  EXPECT_EQ(ran, (std::vector<int>{1, 2, 3, 4}));
+}
+
 TEST(DeferredChecks, PassingChecksLeaveNothingBehind) {
   std::vector<int> ran;
   for (int k = 0; k < 3; ++k) tx::detail::defer_check(codes({0, 0, 0}), raising(k, &ran));
