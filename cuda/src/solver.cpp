@@ -62,7 +62,7 @@ cusolverDnHandle_t solver_handle(int dev) {
 template <class T>
 class Workspace {
  public:
-  Workspace(int dev, int count)
+  Workspace(int dev, std::int64_t count)
       : alloc_(allocator(dev)), bytes_(sizeof(T) * static_cast<std::size_t>(count > 0 ? count : 1)) {
     p_ = static_cast<T*>(alloc_.allocate(bytes_));
   }
@@ -77,8 +77,22 @@ class Workspace {
   T* p_ = nullptr;
 };
 
-// The device array of matrix pointers a batched entry point takes: for each (base, byte stride)
-// set, `count` pointers base + i * stride, one set after the other (fill_pointers, shape.cu).
+// Batched entry points take int counts, and some versions' kernels at most 65535 matrices per
+// grid dimension (as for gemm in blas.cpp): a batch goes in chunks of at most kChunk matrices,
+// f(first matrix of the chunk, its size).
+constexpr int kChunk = 65535;
+template <class F>
+void in_chunks(std::int64_t batch, F&& f) {
+  for (std::int64_t done = 0; done < batch;) {
+    const int nb = static_cast<int>(std::min<std::int64_t>(batch - done, kChunk));
+    f(done, nb);
+    done += nb;
+  }
+}
+
+// The device array of matrix pointers a batched entry point takes, for one chunk: for each
+// (base, byte stride) set, `count` (<= kChunk) pointers base + i * stride, one set after the
+// other (fill_pointers, shape.cu).
 class PointerArray {
  public:
   PointerArray(int dev, int count, std::initializer_list<std::pair<const void*, std::int64_t>> sets)
@@ -100,17 +114,6 @@ class PointerArray {
   Workspace<void*> w_;
   int count_;
 };
-
-// f(done, count) over a batch in chunks of at most 65535 matrices (a grid dimension's limit on
-// some versions of the batched kernels, as for gemm in blas.cpp).
-template <class F>
-void in_chunks(int batch, F&& f) {
-  for (int done = 0; done < batch;) {
-    const int nb = std::min(batch - done, 65535);
-    f(done, nb);
-    done += nb;
-  }
-}
 
 template <class T>
 using cu_t = std::conditional_t<std::is_same_v<T, std::complex<float>>, cuComplex,
@@ -185,11 +188,10 @@ void trmm(int dev, char side, char uplo, char trans, char diag, std::int64_t m, 
 
 template <class T>
 void trsm_strided(int dev, char side, char uplo, char trans, char diag, std::int64_t m64, std::int64_t n64, const T* a,
-                  std::int64_t lda64, std::int64_t stride_a, T* b, std::int64_t batch64) {
-  const int batch = as_int(batch64, "solve_triangular");
+                  std::int64_t lda64, std::int64_t stride_a, T* b, std::int64_t batch) {
   const std::int64_t ldb = std::max<std::int64_t>(1, m64), sb = ldb * n64;
   if (!batching::trsm_batched(side == 'L' ? m64 : n64, batch)) {
-    for (int i = 0; i < batch; ++i)
+    for (std::int64_t i = 0; i < batch; ++i)
       trsm(dev, side, uplo, trans, diag, m64, n64, a + i * stride_a, lda64, b + i * sb, ldb);
     return;
   }
@@ -199,30 +201,32 @@ void trsm_strided(int dev, char side, char uplo, char trans, char diag, std::int
   const int m = as_int(m64, "solve_triangular"), n = as_int(n64, "solve_triangular");
   const int lda = as_int(lda64, "solve_triangular"), ldbi = as_int(ldb, "solve_triangular");
   auto run = TENAX_PICK(T, cublasStrsmBatched, cublasDtrsmBatched, cublasCtrsmBatched, cublasZtrsmBatched);
-  const PointerArray p(dev, batch, {{a, stride_a * std::int64_t{sizeof(T)}}, {b, sb * std::int64_t{sizeof(T)}}});
-  in_chunks(batch, [&](int done, int nb) {
+  in_chunks(batch, [&](std::int64_t done, int nb) {
+    const PointerArray p(
+        dev, nb,
+        {{a + done * stride_a, stride_a * std::int64_t{sizeof(T)}}, {b + done * sb, sb * std::int64_t{sizeof(T)}}});
     check_blas(run(h, side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill_of(uplo), op_of(trans),
-                   diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, m, n, cu(&one), p.get<cu_t<T>>(0) + done, lda,
-                   p.get<cu_t<T>>(1) + done, ldbi, nb),
+                   diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, m, n, cu(&one), p.get<cu_t<T>>(0), lda,
+                   p.get<cu_t<T>>(1), ldbi, nb),
                "solve_triangular (cublas trsmBatched)");
   });
 }
 
-// One batched call (batching::*) or one call per matrix with one workspace. Matrices are packed
-// one after another with leading dimension max(1, rows).
+// One batched call (batching::*, in chunks) or one call per matrix with one workspace. Matrices
+// are packed one after another with leading dimension max(1, rows).
 
 template <class T>
-void potrf(int dev, std::int64_t n64, std::int64_t batch64, T* a, std::int32_t* info) {
+void potrf(int dev, std::int64_t n64, std::int64_t batch, T* a, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int n = as_int(n64, "cholesky"), lda = std::max(1, n), batch = as_int(batch64, "cholesky");
+  const int n = as_int(n64, "cholesky"), lda = std::max(1, n);
   const std::int64_t sa = std::int64_t{lda} * n;
   if (batching::potrf_batched(batch)) {
     auto run = TENAX_PICK(T, cusolverDnSpotrfBatched, cusolverDnDpotrfBatched, cusolverDnCpotrfBatched,
                           cusolverDnZpotrfBatched);
-    const PointerArray p(dev, batch, {{a, sa * std::int64_t{sizeof(T)}}});
-    in_chunks(batch, [&](int done, int nb) {
-      check_solver(run(h, CUBLAS_FILL_MODE_LOWER, n, p.get<cu_t<T>>(0) + done, lda, info + done, nb),
+    in_chunks(batch, [&](std::int64_t done, int nb) {
+      const PointerArray p(dev, nb, {{a + done * sa, sa * std::int64_t{sizeof(T)}}});
+      check_solver(run(h, CUBLAS_FILL_MODE_LOWER, n, p.get<cu_t<T>>(0), lda, info + done, nb),
                    "cholesky (potrfBatched)");
     });
     return;
@@ -233,24 +237,23 @@ void potrf(int dev, std::int64_t n64, std::int64_t batch64, T* a, std::int32_t* 
   auto run = TENAX_PICK(T, cusolverDnSpotrf, cusolverDnDpotrf, cusolverDnCpotrf, cusolverDnZpotrf);
   check_solver(size(h, CUBLAS_FILL_MODE_LOWER, n, cu(a), lda, &lwork), "cholesky (potrf buffer size)");
   Workspace<T> w(dev, lwork);
-  for (int b = 0; b < batch; ++b)
+  for (std::int64_t b = 0; b < batch; ++b)
     check_solver(run(h, CUBLAS_FILL_MODE_LOWER, n, cu(a + b * sa), lda, cu(w.get()), lwork, info + b),
                  "cholesky (potrf)");
 }
 
 template <class T>
-void getrf(int dev, std::int64_t m64, std::int64_t n64, std::int64_t batch64, T* a, std::int32_t* ipiv,
+void getrf(int dev, std::int64_t m64, std::int64_t n64, std::int64_t batch, T* a, std::int32_t* ipiv,
            std::int32_t* info) {
   DeviceGuard g(dev);
-  const int m = as_int(m64, "lu"), n = as_int(n64, "lu"), lda = std::max(1, m), batch = as_int(batch64, "lu");
+  const int m = as_int(m64, "lu"), n = as_int(n64, "lu"), lda = std::max(1, m);
   const std::int64_t sa = std::int64_t{lda} * n, sp = std::min(m, n);
   if (batching::getrf_batched<T>(m, n, batch)) {
     cublasHandle_t h = blas_handle(dev);
     auto run = TENAX_PICK(T, cublasSgetrfBatched, cublasDgetrfBatched, cublasCgetrfBatched, cublasZgetrfBatched);
-    const PointerArray p(dev, batch, {{a, sa * std::int64_t{sizeof(T)}}});
-    in_chunks(batch, [&](int done, int nb) {
-      check_blas(run(h, n, p.get<cu_t<T>>(0) + done, lda, ipiv + done * sp, info + done, nb),
-                 "lu (cublas getrfBatched)");
+    in_chunks(batch, [&](std::int64_t done, int nb) {
+      const PointerArray p(dev, nb, {{a + done * sa, sa * std::int64_t{sizeof(T)}}});
+      check_blas(run(h, n, p.get<cu_t<T>>(0), lda, ipiv + done * sp, info + done, nb), "lu (cublas getrfBatched)");
     });
     return;
   }
@@ -261,25 +264,25 @@ void getrf(int dev, std::int64_t m64, std::int64_t n64, std::int64_t batch64, T*
   auto run = TENAX_PICK(T, cusolverDnSgetrf, cusolverDnDgetrf, cusolverDnCgetrf, cusolverDnZgetrf);
   check_solver(size(h, m, n, cu(a), lda, &lwork), "lu (getrf buffer size)");
   Workspace<T> w(dev, lwork);
-  for (int b = 0; b < batch; ++b)
+  for (std::int64_t b = 0; b < batch; ++b)
     check_solver(run(h, m, n, cu(a + b * sa), lda, cu(w.get()), ipiv + b * sp, info + b), "lu (getrf)");
 }
 
 template <class T>
-void getrs(int dev, char trans, std::int64_t n64, std::int64_t nrhs64, std::int64_t batch64, const T* lu,
+void getrs(int dev, char trans, std::int64_t n64, std::int64_t nrhs64, std::int64_t batch, const T* lu,
            const std::int32_t* ipiv, T* x) {
   DeviceGuard g(dev);
   const int n = as_int(n64, "lu_solve"), nrhs = as_int(nrhs64, "lu_solve"), ld = std::max(1, n);
-  const int batch = as_int(batch64, "lu_solve");
   const std::int64_t sa = std::int64_t{ld} * n, sx = std::int64_t{ld} * nrhs;
   if (batching::getrs_batched(n, nrhs, batch, trans != 'N')) {
     cublasHandle_t h = blas_handle(dev);
     auto run = TENAX_PICK(T, cublasSgetrsBatched, cublasDgetrsBatched, cublasCgetrsBatched, cublasZgetrsBatched);
-    const PointerArray p(dev, batch, {{lu, sa * std::int64_t{sizeof(T)}}, {x, sx * std::int64_t{sizeof(T)}}});
-    in_chunks(batch, [&](int done, int nb) {
+    in_chunks(batch, [&](std::int64_t done, int nb) {
+      const PointerArray p(
+          dev, nb, {{lu + done * sa, sa * std::int64_t{sizeof(T)}}, {x + done * sx, sx * std::int64_t{sizeof(T)}}});
       int bad_argument = 0;  // on the host: only argument checks, never a numerical failure
-      check_blas(run(h, op_of(trans), n, nrhs, p.get<cu_t<T>>(0) + done, ld, ipiv + done * std::int64_t{n},
-                     p.get<cu_t<T>>(1) + done, ld, &bad_argument, nb),
+      check_blas(run(h, op_of(trans), n, nrhs, p.get<cu_t<T>>(0), ld, ipiv + done * n, p.get<cu_t<T>>(1), ld,
+                     &bad_argument, nb),
                  "lu_solve (cublas getrsBatched)");
       TENAX_CHECK(bad_argument == 0, "lu_solve", "cublas getrsBatched rejected argument ", -bad_argument);
     });
@@ -288,17 +291,16 @@ void getrs(int dev, char trans, std::int64_t n64, std::int64_t nrhs64, std::int6
   cusolverDnHandle_t h = solver_handle(dev);
   auto run = TENAX_PICK(T, cusolverDnSgetrs, cusolverDnDgetrs, cusolverDnCgetrs, cusolverDnZgetrs);
   Workspace<int> info(dev, 1);  // getrs reports only argument errors, which the checks above exclude
-  for (int b = 0; b < batch; ++b)
-    check_solver(
-        run(h, op_of(trans), n, nrhs, cu(lu + b * sa), ld, ipiv + b * std::int64_t{n}, cu(x + b * sx), ld, info.get()),
-        "lu_solve (getrs)");
+  for (std::int64_t b = 0; b < batch; ++b)
+    check_solver(run(h, op_of(trans), n, nrhs, cu(lu + b * sa), ld, ipiv + b * n, cu(x + b * sx), ld, info.get()),
+                 "lu_solve (getrs)");
 }
 
 template <class T>
-void geqrf(int dev, std::int64_t m64, std::int64_t n64, std::int64_t batch64, T* a, T* tau, std::int32_t* info) {
+void geqrf(int dev, std::int64_t m64, std::int64_t n64, std::int64_t batch, T* a, T* tau, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int m = as_int(m64, "qr"), n = as_int(n64, "qr"), lda = std::max(1, m), batch = as_int(batch64, "qr");
+  const int m = as_int(m64, "qr"), n = as_int(n64, "qr"), lda = std::max(1, m);
   const std::int64_t sa = std::int64_t{lda} * n, st = std::max(1, std::min(m, n));
   int lwork = 0;
   auto size = TENAX_PICK(T, cusolverDnSgeqrf_bufferSize, cusolverDnDgeqrf_bufferSize, cusolverDnCgeqrf_bufferSize,
@@ -306,17 +308,16 @@ void geqrf(int dev, std::int64_t m64, std::int64_t n64, std::int64_t batch64, T*
   auto run = TENAX_PICK(T, cusolverDnSgeqrf, cusolverDnDgeqrf, cusolverDnCgeqrf, cusolverDnZgeqrf);
   check_solver(size(h, m, n, cu(a), lda, &lwork), "qr (geqrf buffer size)");
   Workspace<T> w(dev, lwork);
-  for (int b = 0; b < batch; ++b)
+  for (std::int64_t b = 0; b < batch; ++b)
     check_solver(run(h, m, n, cu(a + b * sa), lda, cu(tau + b * st), cu(w.get()), lwork, info + b), "qr (geqrf)");
 }
 
 template <class T>
-void orgqr(int dev, std::int64_t m64, std::int64_t n64, std::int64_t k64, std::int64_t batch64, T* a, const T* tau,
+void orgqr(int dev, std::int64_t m64, std::int64_t n64, std::int64_t k64, std::int64_t batch, T* a, const T* tau,
            std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
   const int m = as_int(m64, "qr"), n = as_int(n64, "qr"), k = as_int(k64, "qr"), lda = std::max(1, m);
-  const int batch = as_int(batch64, "qr");
   const std::int64_t sa = std::int64_t{lda} * n, st = std::max(1, k);
   int lwork = 0;
   auto size = TENAX_PICK(T, cusolverDnSorgqr_bufferSize, cusolverDnDorgqr_bufferSize, cusolverDnCungqr_bufferSize,
@@ -324,15 +325,15 @@ void orgqr(int dev, std::int64_t m64, std::int64_t n64, std::int64_t k64, std::i
   auto run = TENAX_PICK(T, cusolverDnSorgqr, cusolverDnDorgqr, cusolverDnCungqr, cusolverDnZungqr);
   check_solver(size(h, m, n, k, cu(a), lda, cu(tau), &lwork), "qr (orgqr buffer size)");
   Workspace<T> w(dev, lwork);
-  for (int b = 0; b < batch; ++b)
+  for (std::int64_t b = 0; b < batch; ++b)
     check_solver(run(h, m, n, k, cu(a + b * sa), lda, cu(tau + b * st), cu(w.get()), lwork, info + b), "qr (orgqr)");
 }
 
 template <class T, class R>
-void syevd(int dev, bool vectors, char uplo, std::int64_t n64, std::int64_t batch64, T* a, R* w, std::int32_t* info) {
+void syevd(int dev, bool vectors, char uplo, std::int64_t n64, std::int64_t batch, T* a, R* w, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int n = as_int(n64, "eigh"), lda = std::max(1, n), batch = as_int(batch64, "eigh");
+  const int n = as_int(n64, "eigh"), lda = std::max(1, n);
   const std::int64_t sa = std::int64_t{lda} * n;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   int lwork = 0;
@@ -344,13 +345,13 @@ void syevd(int dev, bool vectors, char uplo, std::int64_t n64, std::int64_t batc
                            cusolverDnCheevjBatched_bufferSize, cusolverDnZheevjBatched_bufferSize);
     auto run = TENAX_PICK(T, cusolverDnSsyevjBatched, cusolverDnDsyevjBatched, cusolverDnCheevjBatched,
                           cusolverDnZheevjBatched);
-    in_chunks(batch, [&](int done, int nb) {
-      check_solver(
-          size(h, jobz, fill_of(uplo), n, cu(a + done * sa), lda, w + done * std::int64_t{n}, &lwork, params, nb),
-          "eigh (syevjBatched buffer size)");
+    in_chunks(batch, [&](std::int64_t done, int nb) {
+      T* ab = a + done * sa;
+      R* wb = w + done * n;
+      check_solver(size(h, jobz, fill_of(uplo), n, cu(ab), lda, wb, &lwork, params, nb),
+                   "eigh (syevjBatched buffer size)");
       Workspace<T> ws(dev, lwork);
-      check_solver(run(h, jobz, fill_of(uplo), n, cu(a + done * sa), lda, w + done * std::int64_t{n}, cu(ws.get()),
-                       lwork, info + done, params, nb),
+      check_solver(run(h, jobz, fill_of(uplo), n, cu(ab), lda, wb, cu(ws.get()), lwork, info + done, params, nb),
                    "eigh (syevjBatched)");
     });
     return;
@@ -360,42 +361,53 @@ void syevd(int dev, bool vectors, char uplo, std::int64_t n64, std::int64_t batc
   auto run = TENAX_PICK(T, cusolverDnSsyevd, cusolverDnDsyevd, cusolverDnCheevd, cusolverDnZheevd);
   check_solver(size(h, jobz, fill_of(uplo), n, cu(a), lda, w, &lwork), "eigh (syevd buffer size)");
   Workspace<T> ws(dev, lwork);
-  for (int b = 0; b < batch; ++b)
-    check_solver(
-        run(h, jobz, fill_of(uplo), n, cu(a + b * sa), lda, w + b * std::int64_t{n}, cu(ws.get()), lwork, info + b),
-        "eigh (syevd)");
+  for (std::int64_t b = 0; b < batch; ++b)
+    check_solver(run(h, jobz, fill_of(uplo), n, cu(a + b * sa), lda, w + b * n, cu(ws.get()), lwork, info + b),
+                 "eigh (syevd)");
 }
 
 template <class T, class R>
-void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64, std::int64_t batch64, T* a, R* s,
-            T* u, std::int64_t uc64, T* v, std::int64_t vc64, std::int32_t* info) {
+void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64, std::int64_t batch, T* a, R* s, T* u,
+            std::int64_t uc64, T* v, std::int64_t vc64, std::int32_t* info) {
   cusolverDnHandle_t h = solver_handle(dev);
   DeviceGuard g(dev);
-  const int m = as_int(m64, "svd"), n = as_int(n64, "svd"), batch = as_int(batch64, "svd");
+  const int m = as_int(m64, "svd"), n = as_int(n64, "svd");
   const int lda = std::max(1, m), ldu = std::max(1, m), ldv = std::max(1, n);
-  const std::int64_t sa = std::int64_t{lda} * n, ss = std::min(m, n), su = std::int64_t{ldu} * uc64,
-                     sv = std::int64_t{ldv} * vc64;
+  const std::int64_t sa = std::int64_t{lda} * n, ss = std::min(m, n);
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-  auto at = [&](T* p, std::int64_t stride, std::int64_t b) { return vectors ? cu(p + b * stride) : nullptr; };
+  const bool batched = batching::gesvdj_batched(m, n, batch, vectors, econ);
+  // Without vectors gesvdj still wants U and V (it fails on null pointers; PyTorch's
+  // apply_svd_cusolver_gesvdj notes the same): scratch ones, full per matrix of a chunk when
+  // batched, thin and shared when one matrix at a time.
+  const std::int64_t uk = vectors ? uc64 : (batched ? m : ss), vk = vectors ? vc64 : (batched ? n : ss);
+  const std::int64_t su = std::int64_t{ldu} * uk, sv = std::int64_t{ldv} * vk;
+  const std::int64_t scratch = vectors ? 0 : (batched ? std::min<std::int64_t>(batch, kChunk) : 1);
+  Workspace<T> su_w(dev, scratch * su), sv_w(dev, scratch * sv);
+  T* const ub = vectors ? u : su_w.get();
+  T* const vb = vectors ? v : sv_w.get();
+  auto at = [&](T* p, std::int64_t stride, std::int64_t b) { return cu(p + (vectors || batched ? b * stride : 0)); };
   // One parameter object per thread and device, kept for the thread's life (the solver may still
   // use it after the call returns). Defaults: tolerance at machine precision, 100 sweeps, values
   // sorted descending.
   gesvdjInfo_t& params = handles().svd[static_cast<std::size_t>(dev)];
   if (!params) check_solver(cusolverDnCreateGesvdjInfo(&params), "svd (gesvdj parameters)");
   int lwork = 0;
-  if (batching::gesvdj_batched(m, n, batch, vectors, econ)) {
+  if (batched) {
     // Full U (m x m) and V (n x n), which are the thin ones for a square matrix.
     auto size = TENAX_PICK(T, cusolverDnSgesvdjBatched_bufferSize, cusolverDnDgesvdjBatched_bufferSize,
                            cusolverDnCgesvdjBatched_bufferSize, cusolverDnZgesvdjBatched_bufferSize);
     auto run = TENAX_PICK(T, cusolverDnSgesvdjBatched, cusolverDnDgesvdjBatched, cusolverDnCgesvdjBatched,
                           cusolverDnZgesvdjBatched);
-    in_chunks(batch, [&](int done, int nb) {
-      check_solver(size(h, jobz, m, n, cu(a + done * sa), lda, s + done * ss, at(u, su, done), ldu, at(v, sv, done),
-                        ldv, &lwork, params, nb),
+    in_chunks(batch, [&](std::int64_t done, int nb) {
+      // (the scratch U and V hold one chunk: they restart at each chunk)
+      const std::int64_t vec = vectors ? done : 0;
+      T* ab = a + done * sa;
+      R* sb = s + done * ss;
+      check_solver(size(h, jobz, m, n, cu(ab), lda, sb, at(ub, su, vec), ldu, at(vb, sv, vec), ldv, &lwork, params, nb),
                    "svd (gesvdjBatched buffer size)");
       Workspace<T> w(dev, lwork);
-      check_solver(run(h, jobz, m, n, cu(a + done * sa), lda, s + done * ss, at(u, su, done), ldu, at(v, sv, done), ldv,
-                       cu(w.get()), lwork, info + done, params, nb),
+      check_solver(run(h, jobz, m, n, cu(ab), lda, sb, at(ub, su, vec), ldu, at(vb, sv, vec), ldv, cu(w.get()), lwork,
+                       info + done, params, nb),
                    "svd (gesvdjBatched)");
     });
     return;
@@ -403,12 +415,12 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
   auto size = TENAX_PICK(T, cusolverDnSgesvdj_bufferSize, cusolverDnDgesvdj_bufferSize, cusolverDnCgesvdj_bufferSize,
                          cusolverDnZgesvdj_bufferSize);
   auto run = TENAX_PICK(T, cusolverDnSgesvdj, cusolverDnDgesvdj, cusolverDnCgesvdj, cusolverDnZgesvdj);
-  check_solver(size(h, jobz, econ ? 1 : 0, m, n, cu(a), lda, s, at(u, su, 0), ldu, at(v, sv, 0), ldv, &lwork, params),
+  check_solver(size(h, jobz, econ ? 1 : 0, m, n, cu(a), lda, s, at(ub, su, 0), ldu, at(vb, sv, 0), ldv, &lwork, params),
                "svd (gesvdj buffer size)");
   Workspace<T> w(dev, lwork);
-  for (int b = 0; b < batch; ++b)
-    check_solver(run(h, jobz, econ ? 1 : 0, m, n, cu(a + b * sa), lda, s + b * ss, at(u, su, b), ldu, at(v, sv, b), ldv,
-                     cu(w.get()), lwork, info + b, params),
+  for (std::int64_t b = 0; b < batch; ++b)
+    check_solver(run(h, jobz, econ ? 1 : 0, m, n, cu(a + b * sa), lda, s + b * ss, at(ub, su, b), ldu, at(vb, sv, b),
+                     ldv, cu(w.get()), lwork, info + b, params),
                  "svd (gesvdj)");
 }
 

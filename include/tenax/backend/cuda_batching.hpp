@@ -1,7 +1,7 @@
 #pragma once
 // Which cuBLAS/cuSOLVER entry point the CUDA backend runs over a batch of equal-sized matrices:
 // one batched call (true) or one call per matrix sharing one workspace (false). Plain C++, no CUDA
-// headers, so the rules are tested on every machine (tests/cuda/test_cuda_absent.cpp).
+// headers, so the rules are tested on every machine (tests/cuda/test_cuda_batching.cpp).
 //
 // Where a batched entry point is allowed is the API's own limit: cublas<t>getrfBatched takes square
 // matrices only; cusolverDn<t>syevjBatched and <t>gesvdjBatched take n <= 32 and gesvdjBatched
@@ -54,7 +54,8 @@ constexpr bool potrf_batched(std::int64_t batch) { return batch > 1; }
 constexpr bool syevj_batched(std::int64_t n, std::int64_t batch) { return batch > 1 && n <= 32; }
 
 // svd/svdvals: gesvdjBatched for batches of matrices up to 32 x 32 when the vectors asked for are
-// full ones (or none); gesvdj per matrix otherwise.
+// full ones (or none); gesvdj per matrix otherwise. (PyTorch keeps rectangular svdvals per
+// matrix; the API allows them, and tenax batches them.)
 constexpr bool gesvdj_batched(std::int64_t m, std::int64_t n, std::int64_t batch, bool vectors, bool thin) {
   return batch > 1 && m <= 32 && n <= 32 && (!vectors || !thin || m == n);
 }

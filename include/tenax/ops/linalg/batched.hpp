@@ -323,8 +323,12 @@ std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_of(const Te
   Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps, dev);
   Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
   if (LU.numel() == 0) return {LU, piv, info};
+  // A matrix with inf or NaN is zeroed before the solver sees it (batched LU kernels are not
+  // documented to carry NaN through safely); its results are replaced below.
+  const Tensor<std::int32_t> nonfinite = with_nonfinite(info, A);
+  LU = contiguous(fill_where_failed(LU, nonfinite, T(0)));
   getrf(LU, piv, info, A);
-  info = with_nonfinite(info, A);
+  info = where(eq(nonfinite, Tensor<std::int32_t>::scalar(0, dev)), info, nonfinite);
   Shape s1{1, 1}, p1{1};
   for (auto d : batch) {
     s1.push_back(d);

@@ -238,10 +238,11 @@ Tensor<T> nan_where_failed(const Tensor<T>& x, const Tensor<std::int32_t>& info)
 
 // Raises op's LinAlgError "the input contains inf or NaN" for the first matrix of x (m x n x batch)
 // holding one: at once on the CPU; on a device when its results are next read
-// (core/deferred_checks.hpp), so nothing waits for the device here.
+// (core/deferred_checks.hpp), so nothing waits for the device here. Returns the codes (batch-shaped:
+// kNonFiniteInfo for such a matrix, else 0; undefined for an empty x).
 template <class T>
-void check_finite_input(const char* op, const Tensor<T>& x) {
-  if (x.numel() == 0) return;
+Tensor<std::int32_t> check_finite_input(const char* op, const Tensor<T>& x) {
+  if (x.numel() == 0) return {};
   const Tensor<std::int32_t> info = contiguous(
       broadcast_to(with_nonfinite(Tensor<std::int32_t>::scalar(0, x.device()), x), mat_batch_shape(x.shape())));
   auto check = [op = std::string(op), shape = x.shape()](const std::int32_t* codes, std::int64_t n) {
@@ -257,6 +258,7 @@ void check_finite_input(const char* op, const Tensor<T>& x) {
     check(info.data(), info.numel());
   else
     defer_check(info.impl(), check);
+  return info;
 }
 
 // Identity matrices n x n broadcast over a batch shape.
