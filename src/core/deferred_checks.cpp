@@ -1,6 +1,8 @@
 // The pending failure checks of each device (core/deferred_checks.hpp).
 #include "tenax/core/deferred_checks.hpp"
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -12,9 +14,11 @@
 namespace tenax::detail {
 namespace {
 
+// A check of n elements of `bytes` bytes each (int32 codes or float64 values).
 struct Pending {
-  ImplPtr info;
-  CodeCheck check;
+  ImplPtr data;
+  std::size_t bytes;
+  std::function<void(const void* host, std::int64_t n)> check;
 };
 
 struct Registry {
@@ -29,19 +33,29 @@ Registry& registry() {
 
 std::pair<int, int> key(Device d) { return {static_cast<int>(d.kind), d.is_cpu() ? 0 : d.index}; }
 
-}  // namespace
-
-void defer_check(ImplPtr info, CodeCheck check) {
-  const Device d = info->device;
+void push(Pending p) {
+  const Device d = p.data->device;
   std::size_t n = 0;
   {
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     auto& list = r.by_device[key(d)];
-    list.push_back({std::move(info), std::move(check)});
+    list.push_back(std::move(p));
     n = list.size();
   }
   if (n > kMaxDeferredChecks) run_deferred_checks(d);
+}
+
+}  // namespace
+
+void defer_check(ImplPtr info, CodeCheck check) {
+  push({std::move(info), sizeof(std::int32_t),
+        [c = std::move(check)](const void* host, std::int64_t n) { c(static_cast<const std::int32_t*>(host), n); }});
+}
+
+void defer_value_check(ImplPtr values, ValueCheck check) {
+  push({std::move(values), sizeof(double),
+        [c = std::move(check)](const void* host, std::int64_t n) { c(static_cast<const double*>(host), n); }});
 }
 
 void run_deferred_checks(Device d) {
@@ -54,30 +68,32 @@ void run_deferred_checks(Device d) {
     list.swap(it->second);
   }
   // (The copies below come back here with an empty list: the checks were taken out above.)
-  // Every check's codes are gathered into one buffer on the device (copies queued in stream order,
-  // nothing waits), which then comes to the host in one copy: the barrier of K queued runs waits
-  // once, not K times.
-  std::int64_t total = 0;
-  for (const Pending& p : list) total += p.info->numel();
-  std::vector<std::int32_t> codes(static_cast<std::size_t>(total));
-  constexpr std::size_t kCode = sizeof(std::int32_t);
+  // Every check's data is gathered into one buffer on the device (copies queued in stream order,
+  // nothing waits; each check's part starts at a multiple of 8 bytes), which then comes to the
+  // host in one copy: the barrier of K queued runs waits once, not K times.
+  auto words = [](const Pending& p) {  // 8-byte words of p's part
+    return (static_cast<std::size_t>(p.data->numel()) * p.bytes + 7) / 8;
+  };
+  std::size_t total = 0;
+  for (const Pending& p : list) total += words(p);
+  std::vector<std::uint64_t> host(total);
   if (list.size() == 1) {
-    copy_bytes(codes.data(), Device::cpu(), list[0].info->data(), d, static_cast<std::size_t>(total) * kCode);
+    copy_bytes(host.data(), Device::cpu(), list[0].data->data(), d,
+               static_cast<std::size_t>(list[0].data->numel()) * list[0].bytes);
   } else if (total > 0) {
-    const Tensor<std::int32_t> gathered = Tensor<std::int32_t>::empty({total}, d);
-    std::int64_t at = 0;
+    const Tensor<std::int64_t> gathered = Tensor<std::int64_t>::empty({static_cast<std::int64_t>(total)}, d);
+    std::size_t at = 0;
     for (const Pending& p : list) {
-      const std::int64_t n = p.info->numel();
-      copy_bytes(gathered.mutable_data() + at, d, p.info->data(), d, static_cast<std::size_t>(n) * kCode);
-      at += n;
+      copy_bytes(gathered.mutable_data() + at, d, p.data->data(), d,
+                 static_cast<std::size_t>(p.data->numel()) * p.bytes);
+      at += words(p);
     }
-    copy_bytes(codes.data(), Device::cpu(), gathered.data(), d, static_cast<std::size_t>(total) * kCode);
+    copy_bytes(host.data(), Device::cpu(), gathered.data(), d, total * 8);
   }
-  std::int64_t at = 0;
+  std::size_t at = 0;
   for (const Pending& p : list) {
-    const std::int64_t n = p.info->numel();
-    p.check(codes.data() + at, n);  // raises for the first failure; the rest of the list is dropped
-    at += n;
+    p.check(host.data() + at, p.data->numel());  // raises for the first failure; the rest is dropped
+    at += words(p);
   }
 }
 

@@ -68,6 +68,34 @@ TEST(DeferredChecks, EachCheckReadsItsOwnCodesFromTheGatheredCopy) {
   EXPECT_EQ(ran, (std::vector<int>{1, 2, 3, 4}));
 }
 
+TEST(DeferredChecks, ValueChecksTravelWithCodeChecks) {
+  // float64 values (e.g. a dropped gradient component and its scale) next to int32 codes of odd
+  // lengths: each check gets its own values, in order.
+  std::vector<int> ran;
+  std::vector<double> seen;
+  tx::detail::defer_check(codes({0, 0, 0}), raising(1, &ran));
+  tx::detail::defer_value_check(Tensor<double>::from_row_major(tx::Shape{2}, {0.25, -3e300}).impl(),
+                                [&](const double* v, std::int64_t n) {
+                                  ran.push_back(2);
+                                  seen.assign(v, v + n);
+                                });
+  tx::detail::defer_check(codes({0}), raising(3, &ran));
+  tx::detail::defer_value_check(Tensor<double>::from_row_major(tx::Shape{1}, {7.5}).impl(),
+                                [&](const double* v, std::int64_t) {
+                                  ran.push_back(4);
+                                  if (*v > 1) throw tx::Error("[test] value " + std::to_string(*v));
+                                });
+  tx::detail::defer_check(codes({0}), raising(5, &ran));
+  try {
+    tx::detail::run_deferred_checks(cpu);
+    ADD_FAILURE() << "no failure raised";
+  } catch (const tx::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "[test] value 7.500000");
+  }
+  EXPECT_EQ(ran, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(seen, (std::vector<double>{0.25, -3e300}));
+}
+
 TEST(DeferredChecks, PassingChecksLeaveNothingBehind) {
   std::vector<int> ran;
   for (int k = 0; k < 3; ++k) tx::detail::defer_check(codes({0, 0, 0}), raising(k, &ran));

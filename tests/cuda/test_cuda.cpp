@@ -754,3 +754,29 @@ TEST(Cuda, PivotsAreCheckedOnTheDevice) {
   expect_close(tx::grad(loss, LU.to(gpu)), tx::grad(loss, LU), 1e-11, "lu_solve T gradient in LU");
   EXPECT_EQ(tx::detail::deferred_checks(gpu), 0u);
 }
+
+// The eigh/svd gauge check on the device is deferred like the info checks: a loss that depends on
+// the eigenvector phases raises the CPU's error (its sizes aside: the phases differ) when the
+// gradient is read, and a phase-invariant loss leaves a passing check.
+TEST(Cuda, GaugeChecksAreDeferred) {
+  REQUIRE_GPU();
+  tx::cuda::synchronize(0);
+  const auto a = Tensor<C>::randn({4, 4}, 180);
+  const auto A = tx::add(tx::matmul(a, a.mH()), Tensor<C>::eye(4));
+  const auto W = Tensor<C>::randn({4, 4}, 181);
+  auto phase_dependent = [&](const Tensor<C>& x) {
+    return tx::sum(tx::real(tx::mul(W.to(x.device()), std::get<1>(tx::linalg::eigh(x)))));
+  };
+  const std::string mc = tx::testing::error_of([&] { tx::grad(phase_dependent, A); });
+  ASSERT_TRUE(mc.rfind("[eigh] the loss depends on the eigenvector phases", 0) == 0) << mc;
+  Tensor<C> g;
+  EXPECT_NO_THROW(g = tx::grad(phase_dependent, A.to(gpu)));
+  EXPECT_GE(tx::detail::deferred_checks(gpu), 1u);
+  const std::string md = tx::testing::error_of([&] { (void)g.to(tx::Device::cpu()); });
+  EXPECT_EQ(md.substr(0, md.find(" (dropped")), mc.substr(0, mc.find(" (dropped")));
+  auto invariant = [](const Tensor<C>& x) {
+    auto [w, V] = tx::linalg::eigh(x);
+    return tx::sum(tx::real(tx::matmul(tx::mul(V, tx::cast<C>(tx::detail::as_row(w))), V.mH())));
+  };
+  expect_close(tx::grad(invariant, A.to(gpu)), tx::grad(invariant, A), 1e-10, "phase-invariant eigh gradient");
+}

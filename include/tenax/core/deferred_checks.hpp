@@ -18,11 +18,15 @@ namespace tenax::detail {
 
 // Raises for failing codes (n of them, on the host); returns when none fails.
 using CodeCheck = std::function<void(const std::int32_t* codes, std::int64_t n)>;
+// The same for float64 values (sizes a check compares with a tolerance, and names in its message).
+using ValueCheck = std::function<void(const double* values, std::int64_t n)>;
 
 // Leaves a check of info (contiguous int32, on info->device) to run with the device's next read.
 // Past kMaxDeferredChecks pending checks on one device, they run at once (so a loop that never
 // reads its results keeps a bounded list).
 void defer_check(ImplPtr info, CodeCheck check);
+// The same for contiguous float64 values.
+void defer_value_check(ImplPtr values, ValueCheck check);
 inline constexpr std::size_t kMaxDeferredChecks = 4096;
 
 // Runs device d's pending checks (see above); the first failure raises.

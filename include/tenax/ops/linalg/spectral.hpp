@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "tenax/core/deferred_checks.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
@@ -110,22 +111,32 @@ Tensor<R> inverse_sums(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor
 }
 
 // The gauge diagnostic: `lost` holds the cotangent components a rule drops (zero for gauge-
-// invariant losses, up to rounding); `ref` sets the scale.
+// invariant losses, up to rounding); `ref` sets the scale. On the CPU it acts at once; on a device
+// the two sizes stay there and the check runs when the device's results are next read
+// (core/deferred_checks.hpp), so a backward pass through eigh or svd never waits for the device.
 template <class T>
 void gauge_check(const char* op, const linalg::Degeneracy& pol, const Tensor<T>& lost, const Tensor<T>& ref,
                  const char* what) {
   if (pol.on_gauge == linalg::Degeneracy::OnGauge::Ignore || !lost.defined() || lost.numel() == 0) return;
   using R = real_t<T>;
-  const double l = max(abs(lost)).item();
-  const double r = ref.numel() ? static_cast<double>(max(abs(ref)).item()) : 0.0;
-  const double tol = std::sqrt(static_cast<double>(std::numeric_limits<R>::epsilon())) * std::max(1.0, r);
-  if (!(l > tol)) return;
-  std::string msg = std::string("[") + op + "] the loss depends on the " + what + " (dropped cotangent component " +
-                    std::to_string(l) + ", scale " + std::to_string(r) +
-                    "): the gradient is not well defined; use a gauge-invariant loss, or set "
-                    "Degeneracy::on_gauge to Warn/Ignore";
-  if (pol.on_gauge == linalg::Degeneracy::OnGauge::Throw) throw Error(msg);
-  std::fprintf(stderr, "tenax warning: %s\n", msg.c_str());
+  auto report = [op = std::string(op), on_gauge = pol.on_gauge, what = std::string(what)](double l, double r) {
+    const double tol = std::sqrt(static_cast<double>(std::numeric_limits<R>::epsilon())) * std::max(1.0, r);
+    if (!(l > tol)) return;
+    std::string msg = "[" + op + "] the loss depends on the " + what + " (dropped cotangent component " +
+                      std::to_string(l) + ", scale " + std::to_string(r) +
+                      "): the gradient is not well defined; use a gauge-invariant loss, or set "
+                      "Degeneracy::on_gauge to Warn/Ignore";
+    if (on_gauge == linalg::Degeneracy::OnGauge::Throw) throw Error(msg);
+    std::fprintf(stderr, "tenax warning: %s\n", msg.c_str());
+  };
+  NoGradGuard no_tape;  // (the sizes are not differentiated)
+  ForwardOffGuard no_tangents;
+  const Tensor<double> l = reshape(cast<double>(max(abs(lost))), Shape{1});
+  const Tensor<double> r =
+      ref.numel() ? reshape(cast<double>(max(abs(ref))), Shape{1}) : Tensor<double>::zeros({1}, lost.device());
+  if (lost.device().is_cpu()) return report(l.item(), r.item());
+  defer_value_check(concat(std::vector<Tensor<double>>{l, r}, 0).impl(),
+                    [report](const double* v, std::int64_t) { report(v[0], v[1]); });
 }
 
 // i * Im diag(X) as a diagonal matrix (zero for real T).
