@@ -780,3 +780,25 @@ TEST(Cuda, GaugeChecksAreDeferred) {
   };
   expect_close(tx::grad(invariant, A.to(gpu)), tx::grad(invariant, A), 1e-10, "phase-invariant eigh gradient");
 }
+
+// slogdet_ex's info codes by tensor ops on the device: a regular, a singular (exact zero pivot)
+// and a non-finite matrix give the CPU's codes, signs and logs.
+TEST(Cuda, SlogdetInfoOnTheDevice) {
+  REQUIRE_GPU();
+  tx::cuda::synchronize(0);
+  auto M = tx::clone(Tensor<double>::randn({3, 3, 3}, 190));
+  const double z[9] = {1, 2, 4, 2, 4, 8, 3, 5, 7};  // U(2, 2) = 0 exactly (as in the batched LU test)
+  for (int i = 0; i < 9; ++i) M.mutable_data()[9 + i] = z[i];
+  M.mutable_data()[18 + 4] = NAN;
+  auto [sd, ld, id] = tx::linalg::slogdet_ex(M.to(gpu));
+  auto [sc, lc, ic] = tx::linalg::slogdet_ex(M);
+  EXPECT_EQ(ic.to_vector(), (std::vector<std::int32_t>{0, 2, tx::detail::kNonFiniteInfo}));
+  EXPECT_EQ(id.to(tx::Device::cpu()).to_vector(), ic.to_vector());
+  expect_close(sd, sc, 1e-12, "slogdet sign");
+  const auto got = ld.to(tx::Device::cpu()).to_vector(), want = lc.to_vector();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_NEAR(got[0], want[0], 1e-12);
+  EXPECT_EQ(got[1], -INFINITY);
+  EXPECT_EQ(want[1], -INFINITY);
+  EXPECT_TRUE(std::isnan(got[2]) && std::isnan(want[2]));
+}

@@ -193,8 +193,16 @@ struct SlogdetInfo {
   static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   template <class T>
   Tensor<std::int32_t> forward(const Tensor<T>& sign, const Tensor<T>& LU) const {
-    // On a device: read back (a sign and n diagonal entries per matrix) and computed on the host.
-    if (!sign.device().is_cpu()) return forward(sign.to(Device::cpu()), LU.to(Device::cpu())).to(sign.device());
+    if (!sign.device().is_cpu()) {
+      // The same codes by tensor ops on the device (nothing read back).
+      NoGradGuard no_grad;
+      tenax::detail::ForwardOffGuard no_fw;
+      const Device dev = sign.device();
+      const Tensor<std::int32_t> zero_pivot = ops::ZeroPivotInfo{}.forward(LU),
+                                 none = Tensor<std::int32_t>::zeros({}, dev);
+      return contiguous(where(isfinite(sign), where(eq(sign, Tensor<T>::zeros({}, dev)), zero_pivot, none),
+                              Tensor<std::int32_t>::scalar(tenax::detail::kNonFiniteInfo, dev)));
+    }
     const Tensor<T> s = contiguous(sign), lu = contiguous(LU);
     Tensor<std::int32_t> info = Tensor<std::int32_t>::empty(tenax::detail::mat_batch_shape(LU.shape()));
     auto run = [n = LU.shape()[0], nb = info.numel()](char* const* p) {
