@@ -654,8 +654,7 @@ void solver_calls_match(std::int64_t n, std::int64_t nb, bool fail, const std::s
 }  // namespace
 
 // The CUDA backend runs a batch through one batched cuBLAS/cuSOLVER call or one call per matrix
-// (backend/cuda_batching.hpp). Both sides of every cut-off give the CPU's results and info codes,
-// and a batch of more than 65535 matrices goes in chunks.
+// (backend/cuda_batching.hpp). Both sides of every cut-off give the CPU's results and info codes.
 TEST(Cuda, BatchedAndPerMatrixSolverCallsMatchTheCpu) {
   REQUIRE_GPU();
   tx::cuda::synchronize(0);
@@ -671,7 +670,13 @@ TEST(Cuda, BatchedAndPerMatrixSolverCallsMatchTheCpu) {
       solver_calls_match<float>(c.n, c.batch, fail, at + " f32");
     }
   }
-  // 70000 2 x 2 matrices: more than one chunk of every batched call.
+}
+
+// 70000 2 x 2 matrices: more than one chunk (65535) of every batched call, and a zero and a
+// subnormal pivot inside batched LU and triangular calls.
+TEST(Cuda, BatchesBeyondOneChunk) {
+  REQUIRE_GPU();
+  tx::cuda::synchronize(0);
   const std::int64_t nb = 70000;
   const auto a = Tensor<double>::randn({2, 2, nb}, 160);
   const auto A = tx::add(tx::matmul(a, a.mH()), tx::mul(Tensor<double>::eye(2), 2.0)), Ad = A.to(gpu);
@@ -712,7 +717,8 @@ TEST(Cuda, BatchedAndPerMatrixSolverCallsMatchTheCpu) {
   auto D = tx::clone(Tensor<double>::randn({2, 2, 3}, 164));
   const double d[4] = {1e-310, 0, 0, 1};
   for (int i = 0; i < 4; ++i) D.mutable_data()[4 + i] = d[i];
-  const auto y = Tensor<double>::randn({2, 1, 3}, 165);
+  auto y = tx::clone(Tensor<double>::randn({2, 1, 3}, 165));
+  y.mutable_data()[2] = 3e-310;  // matrix 1's x = (3, y1): no overflow
   expect_close(tx::linalg::solve(D.to(gpu), y.to(gpu)), tx::linalg::solve(D, y), 1e-12,
                "solve, subnormal pivot, batch 3");
   expect_close(tx::linalg::solve_triangular(D.to(gpu), y.to(gpu), true), tx::linalg::solve_triangular(D, y, true),
