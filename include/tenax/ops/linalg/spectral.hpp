@@ -131,11 +131,10 @@ void gauge_check(const char* op, const linalg::Degeneracy& pol, const Tensor<T>&
   };
   NoGradGuard no_tape;  // (the sizes are not differentiated)
   ForwardOffGuard no_tangents;
-  const Tensor<double> l = reshape(cast<double>(max(abs(lost))), Shape{1});
-  const Tensor<double> r =
-      ref.numel() ? reshape(cast<double>(max(abs(ref))), Shape{1}) : Tensor<double>::zeros({1}, lost.device());
-  if (lost.device().is_cpu()) return report(l.item(), r.item());
-  defer_value_check(concat(std::vector<Tensor<double>>{l, r}, 0).impl(),
+  const Tensor<R> l = max(abs(lost));
+  const Tensor<R> r = ref.numel() ? max(abs(ref)) : Tensor<R>::zeros({}, lost.device());
+  if (lost.device().is_cpu()) return report(static_cast<double>(l.item()), static_cast<double>(r.item()));
+  defer_value_check(cast<double>(stack(std::vector<Tensor<R>>{l, r}, 0)).impl(),
                     [report](const double* v, std::int64_t) { report(v[0], v[1]); });
 }
 
