@@ -379,7 +379,8 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
   // Without vectors gesvdj still wants U and V (it fails on null pointers; PyTorch's
   // apply_svd_cusolver_gesvdj notes the same): scratch ones, full per matrix of a chunk when
   // batched, thin and shared when one matrix at a time.
-  const std::int64_t uk = vectors ? uc64 : (batched ? m : ss), vk = vectors ? vc64 : (batched ? n : ss);
+  const std::int64_t uk = vectors ? uc64 : (batched || !econ ? m : ss),
+                     vk = vectors ? vc64 : (batched || !econ ? n : ss);
   const std::int64_t su = std::int64_t{ldu} * uk, sv = std::int64_t{ldv} * vk;
   const std::int64_t scratch = vectors ? 0 : (batched ? std::min<std::int64_t>(batch, kChunk) : 1);
   Workspace<T> su_w(dev, scratch * su), sv_w(dev, scratch * sv);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -59,6 +60,10 @@ void defer_value_check(ImplPtr values, ValueCheck check) {
 }
 
 void run_deferred_checks(Device d) {
+  // The copies below read the device and so come back here: on this thread that nested call
+  // returns at once (checks another thread leaves meanwhile wait for the next read, in order).
+  thread_local bool running = false;
+  if (running) return;
   std::vector<Pending> list;
   {
     Registry& r = registry();
@@ -67,7 +72,11 @@ void run_deferred_checks(Device d) {
     if (it == r.by_device.end() || it->second.empty()) return;
     list.swap(it->second);
   }
-  // (The copies below come back here with an empty list: the checks were taken out above.)
+  struct Running {
+    bool& flag;
+    explicit Running(bool& f) : flag(f) { flag = true; }
+    ~Running() { flag = false; }
+  } guard(running);
   // Every check's data is gathered into one buffer on the device (copies queued in stream order,
   // nothing waits; each check's part starts at a multiple of 8 bytes), which then comes to the
   // host in one copy: the barrier of K queued runs waits once, not K times.
@@ -77,18 +86,28 @@ void run_deferred_checks(Device d) {
   std::size_t total = 0;
   for (const Pending& p : list) total += words(p);
   std::vector<std::uint64_t> host(total);
-  if (list.size() == 1) {
-    copy_bytes(host.data(), Device::cpu(), list[0].data->data(), d,
-               static_cast<std::size_t>(list[0].data->numel()) * list[0].bytes);
-  } else if (total > 0) {
-    const Tensor<std::int64_t> gathered = Tensor<std::int64_t>::empty({static_cast<std::int64_t>(total)}, d);
-    std::size_t at = 0;
-    for (const Pending& p : list) {
-      copy_bytes(gathered.mutable_data() + at, d, p.data->data(), d,
-                 static_cast<std::size_t>(p.data->numel()) * p.bytes);
-      at += words(p);
+  try {
+    if (list.size() == 1) {
+      copy_bytes(host.data(), Device::cpu(), list[0].data->data(), d,
+                 static_cast<std::size_t>(list[0].data->numel()) * list[0].bytes);
+    } else if (total > 0) {
+      const Tensor<std::int64_t> gathered = Tensor<std::int64_t>::empty({static_cast<std::int64_t>(total)}, d);
+      std::size_t at = 0;
+      for (const Pending& p : list) {
+        copy_bytes(gathered.mutable_data() + at, d, p.data->data(), d,
+                   static_cast<std::size_t>(p.data->numel()) * p.bytes);
+        at += words(p);
+      }
+      copy_bytes(host.data(), Device::cpu(), gathered.data(), d, total * 8);
     }
-    copy_bytes(host.data(), Device::cpu(), gathered.data(), d, total * 8);
+  } catch (...) {
+    // The codes could not be read (e.g. no memory for the gathered copy): the checks go back,
+    // ahead of any left since, and the error propagates.
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto& pending = r.by_device[key(d)];
+    pending.insert(pending.begin(), std::make_move_iterator(list.begin()), std::make_move_iterator(list.end()));
+    throw;
   }
   std::size_t at = 0;
   for (const Pending& p : list) {

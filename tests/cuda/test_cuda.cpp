@@ -807,4 +807,9 @@ TEST(Cuda, SlogdetInfoOnTheDevice) {
   EXPECT_EQ(got[1], -INFINITY);
   EXPECT_EQ(want[1], -INFINITY);
   EXPECT_TRUE(std::isnan(got[2]) && std::isnan(want[2]));
+  // 0 x 0 matrices: sign 1, log 0, info 0 (no pivot to look at)
+  auto [s0, l0, i0] = tx::linalg::slogdet_ex(Tensor<double>::zeros({0, 0, 3}, gpu));
+  EXPECT_EQ(i0.to(tx::Device::cpu()).to_vector(), (std::vector<std::int32_t>{0, 0, 0}));
+  EXPECT_EQ(s0.to(tx::Device::cpu()).to_vector(), (std::vector<double>{1, 1, 1}));
+  EXPECT_EQ(l0.to(tx::Device::cpu()).to_vector(), (std::vector<double>{0, 0, 0}));
 }

@@ -316,17 +316,17 @@ template <class T>
 std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_of(const Tensor<T>& A) {
   const Device dev = A.device();
   const Shape batch = mat_batch_shape(A.shape());
-  Tensor<T> LU = work_copy(A);
   const std::int64_t k = std::min(A.shape()[0], A.shape()[1]);
   Shape ps{k};
   for (auto d : batch) ps.push_back(d);
   Tensor<std::int32_t> piv = Tensor<std::int32_t>::zeros(ps, dev);
   Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
-  if (LU.numel() == 0) return {LU, piv, info};
+  if (A.numel() == 0) return {work_copy(A), piv, info};
   // A matrix with inf or NaN is zeroed before the solver sees it (batched LU kernels are not
-  // documented to carry NaN through safely); its results are replaced below.
+  // documented to carry NaN through safely); its results are replaced below. The zeroed copy is
+  // the work copy.
   const Tensor<std::int32_t> nonfinite = with_nonfinite(info, A);
-  LU = contiguous(fill_where_failed(LU, nonfinite, T(0)));
+  Tensor<T> LU = contiguous(fill_where_failed(A, nonfinite, T(0)));
   getrf(LU, piv, info, A);
   info = where(eq(nonfinite, Tensor<std::int32_t>::scalar(0, dev)), info, nonfinite);
   Shape s1{1, 1}, p1{1};

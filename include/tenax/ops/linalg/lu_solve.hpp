@@ -247,6 +247,7 @@ struct ZeroPivotInfo {
     const Shape batch = detail::mat_batch_shape(LU_in.shape());
     const Device dev = LU_in.device();
     if (!dev.is_cpu()) {
+      if (n == 0) return Tensor<std::int32_t>::zeros(batch, dev);
       // n - i where U(i, i) == 0, maximised: the first zero pivot. (Nothing recorded.)
       NoGradGuard no_grad;
       detail::ForwardOffGuard no_fw;

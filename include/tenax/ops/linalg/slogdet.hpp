@@ -128,9 +128,12 @@ struct Slogdet {
     const Tensor<std::int32_t> ident = detail::identity_pivots(n, dev);
     const Tensor<T> swaps =
         prod(where(ne(piv, ident), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)), {0}, false);
-    const Tensor<bool> zero = eq(min(a, {0}, false), Tensor<R>::scalar(R(0), dev));
+    // An exactly zero pivot is getrf's info > 0, as the fused loop stops at the first one (what a
+    // solver leaves in later pivots is not looked at).
+    const Tensor<bool> zero = gt(info, Tensor<std::int32_t>::scalar(0, dev));
     Tensor<T> sign = where(zero, Tensor<T>::scalar(T(0), dev), mul(swaps, prod(tenax::sign(u), {0}, false)));
-    Tensor<R> logabs = sum(log(a), {0}, false);
+    Tensor<R> logabs =
+        where(zero, Tensor<R>::scalar(-std::numeric_limits<R>::infinity(), dev), sum(log(a), {0}, false));
     // NaN for non-finite input only (a zero pivot, info > 0, is the exact 0 / -inf above).
     const Tensor<std::int32_t> bad = where(eq(info, Tensor<std::int32_t>::scalar(detail::kNonFiniteInfo, dev)), info,
                                            Tensor<std::int32_t>::scalar(0, dev));
