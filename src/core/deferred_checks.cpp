@@ -50,11 +50,14 @@ void push(Pending p) {
 }  // namespace
 
 void defer_check(ImplPtr info, CodeCheck check) {
+  TENAX_CHECK(info->dtype == DType::I32 && info->is_contiguous(), "defer_check", "needs contiguous int32 codes");
   push({std::move(info), sizeof(std::int32_t),
         [c = std::move(check)](const void* host, std::int64_t n) { c(static_cast<const std::int32_t*>(host), n); }});
 }
 
 void defer_value_check(ImplPtr values, ValueCheck check) {
+  TENAX_CHECK(values->dtype == DType::F64 && values->is_contiguous(), "defer_value_check",
+              "needs contiguous float64 values");
   push({std::move(values), sizeof(double),
         [c = std::move(check)](const void* host, std::int64_t n) { c(static_cast<const double*>(host), n); }});
 }
