@@ -78,13 +78,13 @@ class Workspace {
 };
 
 // Batched entry points take int counts, and some versions' kernels at most 65535 matrices per
-// grid dimension (as for gemm in blas.cpp): a batch goes in chunks of at most kChunk matrices,
+// grid dimension (as for gemm in blas.cpp): a batch goes in chunks of at most kChunk (or `chunk`) matrices,
 // f(first matrix of the chunk, its size).
 constexpr int kChunk = 65535;
 template <class F>
-void in_chunks(std::int64_t batch, F&& f) {
+void in_chunks(std::int64_t batch, F&& f, int chunk = kChunk) {
   for (std::int64_t done = 0; done < batch;) {
-    const int nb = static_cast<int>(std::min<std::int64_t>(batch - done, kChunk));
+    const int nb = static_cast<int>(std::min<std::int64_t>(batch - done, chunk));
     f(done, nb);
     done += nb;
   }
@@ -382,7 +382,11 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
   const std::int64_t uk = vectors ? uc64 : (batched || !econ ? m : ss),
                      vk = vectors ? vc64 : (batched || !econ ? n : ss);
   const std::int64_t su = std::int64_t{ldu} * uk, sv = std::int64_t{ldv} * vk;
-  const std::int64_t scratch = vectors ? 0 : (batched ? std::min<std::int64_t>(batch, kChunk) : 1);
+  // (batched without vectors: chunks of kScratchChunk matrices, so that the scratch stays small,
+  // 128 MiB for complex double 32 x 32)
+  constexpr int kScratchChunk = 4096;
+  const int chunk = vectors ? kChunk : kScratchChunk;
+  const std::int64_t scratch = vectors ? 0 : (batched ? std::min<std::int64_t>(batch, chunk) : 1);
   Workspace<T> su_w(dev, scratch * su), sv_w(dev, scratch * sv);
   T* const ub = vectors ? u : su_w.get();
   T* const vb = vectors ? v : sv_w.get();
@@ -399,18 +403,22 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
                            cusolverDnCgesvdjBatched_bufferSize, cusolverDnZgesvdjBatched_bufferSize);
     auto run = TENAX_PICK(T, cusolverDnSgesvdjBatched, cusolverDnDgesvdjBatched, cusolverDnCgesvdjBatched,
                           cusolverDnZgesvdjBatched);
-    in_chunks(batch, [&](std::int64_t done, int nb) {
-      // (the scratch U and V hold one chunk: they restart at each chunk)
-      const std::int64_t vec = vectors ? done : 0;
-      T* ab = a + done * sa;
-      R* sb = s + done * ss;
-      check_solver(size(h, jobz, m, n, cu(ab), lda, sb, at(ub, su, vec), ldu, at(vb, sv, vec), ldv, &lwork, params, nb),
-                   "svd (gesvdjBatched buffer size)");
-      Workspace<T> w(dev, lwork);
-      check_solver(run(h, jobz, m, n, cu(ab), lda, sb, at(ub, su, vec), ldu, at(vb, sv, vec), ldv, cu(w.get()), lwork,
-                       info + done, params, nb),
-                   "svd (gesvdjBatched)");
-    });
+    in_chunks(
+        batch,
+        [&](std::int64_t done, int nb) {
+          // (the scratch U and V hold one chunk: they restart at each chunk)
+          const std::int64_t vec = vectors ? done : 0;
+          T* ab = a + done * sa;
+          R* sb = s + done * ss;
+          check_solver(
+              size(h, jobz, m, n, cu(ab), lda, sb, at(ub, su, vec), ldu, at(vb, sv, vec), ldv, &lwork, params, nb),
+              "svd (gesvdjBatched buffer size)");
+          Workspace<T> w(dev, lwork);
+          check_solver(run(h, jobz, m, n, cu(ab), lda, sb, at(ub, su, vec), ldu, at(vb, sv, vec), ldv, cu(w.get()),
+                           lwork, info + done, params, nb),
+                       "svd (gesvdjBatched)");
+        },
+        chunk);
     return;
   }
   auto size = TENAX_PICK(T, cusolverDnSgesvdj_bufferSize, cusolverDnDgesvdj_bufferSize, cusolverDnCgesvdj_bufferSize,
