@@ -111,9 +111,10 @@ Tensor<R> inverse_sums(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor
 }
 
 // The gauge diagnostic: `lost` holds the cotangent components a rule drops (zero for gauge-
-// invariant losses, up to rounding); `ref` sets the scale. On the CPU it acts at once; on a device
-// the two sizes stay there and the check runs when the device's results are next read
-// (core/deferred_checks.hpp), so a backward pass through eigh or svd never waits for the device.
+// invariant losses, up to rounding); `ref` sets the scale. On the CPU (and while tracing) it acts at
+// once; on a device the two sizes stay there and the check runs when the device's results are next
+// read (core/deferred_checks.hpp), so an eager backward pass through eigh or svd never waits for
+// the device.
 template <class T>
 void gauge_check(const char* op, const linalg::Degeneracy& pol, const Tensor<T>& lost, const Tensor<T>& ref,
                  const char* what) {
@@ -133,7 +134,10 @@ void gauge_check(const char* op, const linalg::Degeneracy& pol, const Tensor<T>&
   ForwardOffGuard no_tangents;
   const Tensor<R> l = max(abs(lost));
   const Tensor<R> r = ref.numel() ? max(abs(ref)) : Tensor<R>::zeros({}, lost.device());
-  if (lost.device().is_cpu()) return report(static_cast<double>(l.item()), static_cast<double>(r.item()));
+  // (While tracing, the check is a trace-time decision, as on the CPU: it reads at once, so that
+  // trace() itself raises.)
+  if (lost.device().is_cpu() || mode().tracer)
+    return report(static_cast<double>(l.item()), static_cast<double>(r.item()));
   defer_value_check(cast<double>(stack(std::vector<Tensor<R>>{l, r}, 0)).impl(),
                     [report](const double* v, std::int64_t) { report(v[0], v[1]); });
 }
