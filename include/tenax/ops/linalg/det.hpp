@@ -87,14 +87,6 @@ Tensor<T> adjugate_diag_jvp(const Tensor<T>& P2, const Tensor<T>& M) {
   return sub(diag_embed(squeeze(matmul(P2, dm), 1)), mul(P2, M));
 }
 
-// Which matrices of a batch are exactly singular (det == 0), for det's rules: none (the LU rule on
-// the saved factors), all (the adjugate), or some. With some, each rule runs on a copy of the
-// batch where the other rule's matrices are replaced by harmless ones, and `where` picks per
-// matrix: the LU rule on A with the singular matrices set to I (on the saved factors, with I's in
-// their place: regular_factors), the adjugate on A with the regular
-// ones set to D = diag(1 + k / n^2), k = 1..n (distinct singular values whose products stay
-// within [1, e], so no inf even in anomaly mode). Selecting never multiplies, so the
-// replaced matrices contribute exact zeros, also to higher derivatives.
 // Which matrices of a packed LU (n x n x batch) have a subnormal pivot (a nonzero |u_ii| below
 // the smallest normal number): mask (batch shape, tensor ops on LU's device) and whether any
 // does (read on the host, like split_singular's det).
@@ -110,11 +102,9 @@ SubnormalPivots subnormal_pivots(const Tensor<T>& LU) {
   if (dev.is_cpu()) {  // the common answer, none, from a scan of the diagonal (no tensor ops)
     const Tensor<T> c = LU.contiguous();
     const std::int64_t n = c.shape()[0], nb = mat_batch_count(c.shape());
-    for (std::int64_t b = 0; b < nb && !s.any; ++b)
-      for (std::int64_t i = 0; i < n && !s.any; ++i) {
-        const R x = std::abs(c.data()[b * n * n + i * (n + 1)]);
-        s.any = x > R(0) && x < std::numeric_limits<R>::min();
-      }
+    // (cpu::tiny_pivot's max(|Re|, |Im|) is below the smallest normal number whenever |u_ii| is,
+    // so this finds every matrix the mask below marks)
+    for (std::int64_t b = 0; b < nb && !s.any; ++b) s.any = cpu::has_tiny_diagonal(n, c.data() + b * n * n, n);
     if (!s.any) return s;
   }
   const Tensor<R> a = abs(diagonal(LU)), zero = Tensor<R>::scalar(R(0), dev);
@@ -125,6 +115,14 @@ SubnormalPivots subnormal_pivots(const Tensor<T>& LU) {
   return s;
 }
 
+// Which matrices of a batch are exactly singular (det == 0), for det's rules: none (the LU rule on
+// the saved factors), all (the adjugate), or some. With some, each rule runs on a copy of the
+// batch where the other rule's matrices are replaced by harmless ones, and `where` picks per
+// matrix: the LU rule on A with the singular matrices set to I (on the saved factors, with I's in
+// their place: regular_factors), the adjugate on A with the regular
+// ones set to D = diag(1 + k / n^2), k = 1..n (distinct singular values whose products stay
+// within [1, e], so no inf even in anomaly mode). Selecting never multiplies, so the
+// replaced matrices contribute exact zeros, also to higher derivatives.
 template <class T>
 struct SingularSplit {
   enum Kind { kNone, kAll, kSome } kind = kNone;

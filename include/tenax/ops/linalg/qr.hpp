@@ -91,16 +91,14 @@ struct Qr {
     const Shape batch = detail::mat_batch_shape(A.shape());
     const std::int64_t qc = complete ? m : k, rr = complete ? m : k;
     const Tensor<std::int32_t> nonfinite = detail::check_finite_input(name, A);
-    Tensor<T> work = detail::work_copy(A);
+    // The work copy, with a non-finite matrix (which raises above) zeroed so that the solver never
+    // sees it.
+    Tensor<T> work = A.numel() > 0 ? contiguous(detail::fill_where_failed(A, nonfinite, T(0))) : detail::work_copy(A);
     Shape ts{std::max<std::int64_t>(k, 1)};
     for (auto d : batch) ts.push_back(d);
     Tensor<T> tau = Tensor<T>::zeros(ts, dev);
     Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
-    if (work.numel() > 0) {
-      // (a non-finite matrix raises above; it is zeroed so that the solver never sees it)
-      work = contiguous(detail::fill_where_failed(work, nonfinite, T(0)));
-      detail::batched::geqrf(work, tau, info);
-    }
+    if (work.numel() > 0) detail::batched::geqrf(work, tau, info);
     Tensor<T> R = contiguous(triu(slice(work, 0, 0, rr)));
     Tensor<T> Q;
     if (compute_q) {
