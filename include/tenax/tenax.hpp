@@ -21,6 +21,7 @@
 #include "tenax/ops/binary/add_scalar.hpp"
 #include "tenax/ops/binary/compare.hpp"
 #include "tenax/ops/binary/div.hpp"
+#include "tenax/ops/binary/div_scalar.hpp"
 #include "tenax/ops/binary/maximum.hpp"
 #include "tenax/ops/binary/minimum.hpp"
 #include "tenax/ops/binary/mul.hpp"

@@ -133,6 +133,7 @@ void binary_family() {
   expect_close(tx::mul(ad, T(3)), tx::mul(a, T(3)), tol<T>(), "mul scalar");
   expect_close(tx::rsub(ad, T(1)), tx::rsub(a, T(1)), tol<T>(), "rsub scalar");
   expect_close(tx::rdiv(ad, T(1)), tx::rdiv(a, T(1)), tol<T>(), "rdiv scalar");
+  expect_close(tx::div(ad, T(3)), tx::div(a, T(3)), tol<T>(), "div scalar");
   const auto c = tx::eq(a, a);
   expect_close(tx::where(c.to(gpu), ad, ad), tx::where(c, a, a), 0, "where");
   if constexpr (!tx::is_complex_v<T>) {

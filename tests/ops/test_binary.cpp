@@ -168,11 +168,13 @@ TEST(Binary, ScalarOverloads) {
   auto mul_s = [](const auto& a) { return tx::mul(a, lit(a, -2.5)); };
   auto rsub_s = [](const auto& a) { return tx::rsub(a, lit(a, 0.5)); };
   auto rdiv_s = [](const auto& a) { return tx::rdiv(a, lit(a, 3.0)); };
+  auto div_s = [](const auto& a) { return tx::div(a, lit(a, -1.7)); };
   for (const auto& x : {rand_away<double>({3, 4}, 1), rand_away<double>({}, 2), rand_away<double>({0, 2}, 3)}) {
     TENAX_CHECK_GRADS(add_s, x);
     TENAX_CHECK_GRADS(mul_s, x);
     TENAX_CHECK_GRADS(rsub_s, x);
     TENAX_CHECK_GRADS(rdiv_s, x);
+    TENAX_CHECK_GRADS(div_s, x);
   }
   const auto x = rand_away<double>({3, 4}, 4);
   const auto xv = x.to_vector();
@@ -185,19 +187,36 @@ TEST(Binary, ScalarOverloads) {
   expect_map(mul_s(x), [](double v) { return v * -2.5; });
   expect_map(rsub_s(x), [](double v) { return 0.5 - v; });
   expect_map(rdiv_s(x), [](double v) { return 3.0 / v; });
+  expect_map(div_s(x), [](double v) { return v / -1.7; });
   expect_layout_invariant(rdiv_s, noncontiguous(x));
   // Complex scalars: the VJP of s * a is conj(s) gy.
   auto cmul = [s](const auto& a) { return tx::mul(a, tx::testing::scalar_of<decltype(a)>(s)); };
   auto cadd = [s](const auto& a) { return tx::add(a, tx::testing::scalar_of<decltype(a)>(s)); };
   auto crsub = [s](const auto& a) { return tx::rsub(a, tx::testing::scalar_of<decltype(a)>(s)); };
   auto crdiv = [s](const auto& a) { return tx::rdiv(a, tx::testing::scalar_of<decltype(a)>(s)); };
+  auto cdiv = [s](const auto& a) { return tx::div(a, tx::testing::scalar_of<decltype(a)>(s)); };
   const auto z = rand_away<C>({3, 2}, 5);
   TENAX_CHECK_GRADS(cmul, z);
   TENAX_CHECK_GRADS(cadd, z);
   TENAX_CHECK_GRADS(crsub, z);
   TENAX_CHECK_GRADS(crdiv, z);
+  TENAX_CHECK_GRADS(cdiv, z);
+  EXPECT_EQ(cdiv(z).at({0, 1}), z.at({0, 1}) / s);
   EXPECT_EQ(cmul(z).at({1, 1}), z.at({1, 1}) * s);
   EXPECT_EQ(crdiv(z).at({2, 0}), s / z.at({2, 0}));
+}
+
+// a / s is a true division, as div(a, b): 1 / s would overflow for a subnormal s (and round twice
+// for any s).
+TEST(Binary, DivisionByAScalarIsExact) {
+  const auto a = Tensor<double>::from_col_major({2}, {1e-300, 3.0});
+  EXPECT_EQ((a / 1e-310).to_vector(), tx::div(a, Tensor<double>::scalar(1e-310)).to_vector());
+  EXPECT_EQ((a / 1e-310).to_vector()[0], 1e-300 / 1e-310);
+  const auto b = Tensor<double>::from_col_major({1}, {1.5e308});
+  EXPECT_EQ((b / 1.5e308).item(), 1.0);
+  EXPECT_EQ((Tensor<float>::from_col_major({1}, {1e-30f}) / 1e-39f).item(), 1e-30f / 1e-39f);
+  const auto z = Tensor<C>::from_col_major({1}, {C(1e-300, 0)});
+  EXPECT_EQ((z / C(1e-310, 0)).item(), C(1e-300, 0) / C(1e-310, 0));
 }
 
 TEST(Binary, Operators) {

@@ -2,6 +2,7 @@
 // BLAS, complex, empty and k = 0 shapes, and shape errors.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <complex>
 #include <initializer_list>
 #include <tuple>
@@ -118,6 +119,17 @@ TEST(Matmul, StridedOperandsMatchContiguous) {
   const auto row = Tensor<double>::randn({1, 4}, 8).expand({3, 4});
   expect_naive(row, Tensor<double>::randn({4, 2}, 9));
   TENAX_CHECK_GRADS(mm, row, Tensor<double>::randn({4, 2}, 9));
+}
+
+// A view whose leading dimension does not fit the providers' 32-bit int is copied, not handed
+// to gemm truncated (such a view needs more memory than a test can take, so the layout rule).
+TEST(Matmul, LeadingDimensionsPastInt32AreCopied) {
+  const std::int64_t big = std::int64_t{INT_MAX} + 1;
+  EXPECT_TRUE(tx::detail::gemm_operand(4, 3, 1, INT_MAX).ok);
+  EXPECT_FALSE(tx::detail::gemm_operand(4, 3, 1, big).ok);
+  EXPECT_FALSE(tx::detail::gemm_operand(4, 3, big, 1).ok);
+  EXPECT_TRUE(tx::detail::gemm_operand(4, 3, 3, 1).ok);
+  EXPECT_EQ(tx::detail::gemm_operand(4, 3, 3, 1).trans, tx::cpu::Trans::T);
 }
 
 TEST(Matmul, EmptyAndZeroInnerDimension) {

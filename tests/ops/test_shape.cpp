@@ -144,6 +144,13 @@ TEST(Shape, Slice) {
   EXPECT_EQ(tx::slice(x, -1, 1, 2).at({1, 3, 0}), 1 + 30 + 100);
   const auto c = tx::slice(x, 0, 0, 3, 5);  // only i = 0
   EXPECT_EQ(c.shape(), (Shape{1, 4, 2}));
+  // Any step, however large (the length must not overflow): element 0 alone.
+  const auto big = tx::slice(Tensor<double>::arange(10), 0, 0, 5, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(big.to_vector(), (std::vector<double>{0}));
+  EXPECT_EQ(tx::slice(Tensor<double>::arange(10), 0, 3, 10, std::numeric_limits<std::int64_t>::max() / 2).to_vector(),
+            (std::vector<double>{3}));
+  TENAX_CHECK_GRADS([](const auto& v) { return tx::slice(v, 0, 1, 4, std::numeric_limits<std::int64_t>::max()); },
+                    Tensor<double>::randn({5}, 2));
   both_types([](const auto& v) { return tx::slice(v, 1, 1, 4, 2); }, {3, 4, 2});
   both_types([](const auto& v) { return tx::slice(v, 0, -2, 3); }, {3, 4, 2});
   both_types([](const auto& v) { return tx::slice(tx::slice(v, 1, 3, 0), 2, 0, 2, 3); }, {3, 4, 2});
@@ -346,6 +353,7 @@ TEST(Shape, ConcatAndStack) {
   EXPECT_TENAX_ERROR(tx::concat<double>({a, Tensor<double>::zeros({2})}, 0), "concat");
   EXPECT_TENAX_ERROR(tx::concat<double>({a, b}, 2), "concat");
   EXPECT_TENAX_ERROR(tx::stack<double>({a, b}, 0), "stack");
+  EXPECT_TENAX_ERROR(tx::stack<double>({a, a}, 3), "stack");
   EXPECT_TENAX_ERROR(tx::stack<double>({}, 0), "stack");
 }
 
@@ -387,6 +395,9 @@ TEST(Shape, Cast) {
   EXPECT_EQ(tx::cast<std::int64_t>(v).to_vector(), (std::vector<std::int64_t>{1, -1, 0, 2}));
   const auto bv = tx::cast<bool>(v).to_vector();
   EXPECT_EQ(std::vector<bool>(bv.begin(), bv.end()), (std::vector<bool>{true, true, false, true}));
+  // A complex value is nonzero when either part is.
+  const auto zb = tx::cast<bool>(Tensor<C>::from_col_major({3}, {C(0, 1), C(2, 0), C(0, 0)})).to_vector();
+  EXPECT_EQ(std::vector<bool>(zb.begin(), zb.end()), (std::vector<bool>{true, true, false}));
   EXPECT_EQ(tx::cast<double>(Tensor<std::int32_t>::arange(3)).to_vector(), (std::vector<double>{0, 1, 2}));
 }
 

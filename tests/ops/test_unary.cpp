@@ -87,6 +87,13 @@ TEST(Unary, Sign) {
       f, [](double v) { return v > 0 ? 1.0 : -1.0; }, signed_input<double>());
   unary_suite<C>(
       f, [](C v) { return v / std::abs(v); }, signed_input<C>());
+  // 0 at 0; NaN stays NaN (real and complex alike), so it is not hidden downstream.
+  const auto s = tx::sign(Tensor<double>::from_col_major({4}, {0.0, -0.0, NAN, -3.0})).to_vector();
+  EXPECT_EQ(s[0], 0.0);
+  EXPECT_EQ(s[1], 0.0);
+  EXPECT_TRUE(std::isnan(s[2]));
+  EXPECT_EQ(s[3], -1.0);
+  EXPECT_TRUE(std::isnan(tx::sign(Tensor<float>::from_col_major({1}, {NAN})).item()));
 }
 
 TEST(Unary, Exp) {

@@ -86,7 +86,7 @@ struct Sign {
       auto r = math::abs_(x);
       return r == 0 ? T(0) : x / r;
     } else {
-      return static_cast<T>((x > 0) - (x < 0));
+      return x != x ? x : static_cast<T>((x > 0) - (x < 0));  // NaN stays NaN (as for complex x)
     }
   }
 };
@@ -256,6 +256,14 @@ struct RSubScalar {
   }
 };
 template <class S>
+struct DivScalar {
+  S s;
+  template <class T>
+  TENAX_HD T operator()(T a) const {
+    return a / s;
+  }
+};
+template <class S>
 struct RDivScalar {
   S s;
   template <class T>
@@ -340,7 +348,9 @@ template <class D>
 struct Convert {
   template <class S>
   TENAX_HD D operator()(S v) const {
-    if constexpr (is_complex_v<S> && !is_complex_v<D>)
+    if constexpr (is_complex_v<S> && std::is_same_v<D, bool>)
+      return math::real_(v) != 0 || math::imag_(v) != 0;  // nonzero, as for real values
+    else if constexpr (is_complex_v<S> && !is_complex_v<D>)
       return static_cast<D>(math::real_(v));
     else if constexpr (is_complex_v<D> && !is_complex_v<S>)
       return D(static_cast<real_t<D>>(v), real_t<D>(0));

@@ -77,6 +77,8 @@ template <Floating T>
 Tensor<T> rsub(const Tensor<T>& a, T s);  // s - a
 template <Floating T>
 Tensor<T> rdiv(const Tensor<T>& a, T s);  // s / a
+template <Floating T>
+Tensor<T> div(const Tensor<T>& a, T s);  // a / s
 template <Scalar T>
 Tensor<T> where(const Tensor<bool>& cond, const Tensor<T>& a, const Tensor<T>& b);
 

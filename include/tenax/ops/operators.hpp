@@ -51,7 +51,7 @@ Tensor<T> operator*(std::type_identity_t<T> s, const Tensor<T>& a) {
 }
 template <Floating T>
 Tensor<T> operator/(const Tensor<T>& a, std::type_identity_t<T> s) {
-  return mul(a, T(T(1) / s));
+  return div(a, s);
 }
 template <Floating T>
 Tensor<T> operator/(std::type_identity_t<T> s, const Tensor<T>& a) {

@@ -19,7 +19,8 @@ namespace tenax {
 namespace detail {
 
 // How gemm can read a strided m x n matrix view: as-is ('N', ld = stride 1) or transposed
-// ('T', ld = stride 0). Anything else needs a copy.
+// ('T', ld = stride 0), with a leading dimension that fits the providers' 32-bit int. Anything
+// else needs a copy.
 struct GemmOperand {
   cpu::Trans trans;
   std::int64_t ld;
@@ -27,8 +28,10 @@ struct GemmOperand {
 };
 
 inline GemmOperand gemm_operand(std::int64_t rows, std::int64_t cols, std::int64_t s0, std::int64_t s1) {
-  if ((s0 == 1 || rows <= 1) && s1 >= std::max<std::int64_t>(1, rows)) return {cpu::Trans::N, s1, true};
-  if ((s1 == 1 || cols <= 1) && s0 >= std::max<std::int64_t>(1, cols)) return {cpu::Trans::T, s0, true};
+  if ((s0 == 1 || rows <= 1) && s1 >= std::max<std::int64_t>(1, rows) && s1 <= INT_MAX)
+    return {cpu::Trans::N, s1, true};
+  if ((s1 == 1 || cols <= 1) && s0 >= std::max<std::int64_t>(1, cols) && s0 <= INT_MAX)
+    return {cpu::Trans::T, s0, true};
   if (rows <= 1 && cols <= 1) return {cpu::Trans::N, 1, true};
   return {cpu::Trans::N, 0, false};
 }

@@ -86,12 +86,12 @@ Tensor<T> mean(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool k
   std::int64_t n = 1;
   for (int d = 0; d < x.dim(); ++d)
     if (m[d]) n *= x.shape()[d];
-  return mul(detail::apply(ops::Sum{m, keepdim}, x), T(real_t<T>(1) / static_cast<real_t<T>>(n)));
+  return div(detail::apply(ops::Sum{m, keepdim}, x), T(static_cast<real_t<T>>(n)));
 }
 
 template <Floating T>
 Tensor<T> mean(const Tensor<T>& x) {
-  return mul(sum(x), T(real_t<T>(1) / static_cast<real_t<T>>(x.numel())));
+  return div(sum(x), T(static_cast<real_t<T>>(x.numel())));
 }
 
 }  // namespace tenax

@@ -80,6 +80,11 @@ Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
 template <Scalar T>
 Tensor<T> stack(const std::vector<Tensor<T>>& xs, int dim) {
   TENAX_CHECK(!xs.empty(), "stack", "needs at least one tensor");
+  for (const auto& x : xs) TENAX_CHECK(x.defined(), "stack", "undefined input tensor (default-constructed)");
+  const int r = xs[0].dim() + 1;
+  TENAX_CHECK(dim >= -r && dim < r, "stack", "dimension ", dim, " out of range for stacking ", xs.size(), " ",
+              dtype_traits<T>::name, " tensors of shape ", xs[0].shape(), " on ", xs[0].device().str(),
+              " (the result has rank ", r, ")");
   std::vector<Tensor<T>> u;
   u.reserve(xs.size());
   for (const auto& x : xs) {

@@ -44,8 +44,9 @@ Tensor<T> slice(const Tensor<T>& x, int dim, std::int64_t start, std::int64_t st
   auto clamp = [n](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + n : i, 0, n); };
   start = clamp(start);
   stop = clamp(stop);
-  const std::int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
-  ops::Slice op{d, start, len, step};
+  // (no overflow for any step; one element or none needs no step, so stride * step cannot overflow)
+  const std::int64_t len = stop > start ? 1 + (stop - start - 1) / step : 0;
+  ops::Slice op{d, start, len, len > 1 ? step : 1};
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(op, x);
   else
