@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -305,6 +306,49 @@ TEST(SubnormalExact, DetDerivativesAtExtremeScales) {
   const auto g = tx::grad(f, A).to_vector();  // the cofactors: (a11, -a01, -a10, a00)
   const std::vector<double> want{1.25 * k, -.25 * k, .5 * k, 1.5 * k};
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(g[i] / want[i], 1.0, 1e-14) << i;
+}
+
+// The solve rules where the solution overflows (tenax/ops/linalg/overflow.hpp): at A = diag(t, 1),
+// t subnormal, X = A^-1 B holds inf where the exact entry is 1/t, and the plain products
+// gB X^H and dA X met inf * 0 = NaN in entries whose exact value is 0. For f = inv(A)[1, 1] the
+// exact gradient is -e1 e1^T, the JVP in the direction e1 e1^T -e1 e1^T, the Hessian-vector
+// product 2 e1 e1^T; the same through solve(A, I) and solve_triangular (left and right, either
+// triangle), for every dtype, and for a batch holding a regular matrix too.
+TYPED_TEST(Subnormal, SolveRulesPastOverflow) {
+  using T = TypeParam;
+  using TT = Tensor<T>;
+  const T t = T(std::numeric_limits<R<T>>::min() / R<T>(64));  // 1 / t overflows
+  const TT A = TT::from_col_major({2, 2}, {t, T(0), T(0), T(1)});
+  const TT E = TT::from_col_major({2, 2}, {T(0), T(0), T(0), T(1)});
+  const std::vector<T> minus_e{T(0), T(0), T(0), T(-1)}, two_e{T(0), T(0), T(0), T(2)};
+  using F = std::function<TT(const TT&)>;
+  const TT I = TT::eye(2, 2);
+  const std::vector<std::pair<std::string, F>> fs{
+      {"inv", [](const TT& a) { return la::inv(a); }},
+      {"solve", [&](const TT& a) { return la::solve(a, I); }},
+      {"solve right", [&](const TT& a) { return la::solve(a, I, false); }},
+      {"solve_triangular upper", [&](const TT& a) { return la::solve_triangular(a, I, true); }},
+      {"solve_triangular lower", [&](const TT& a) { return la::solve_triangular(a, I, false); }},
+      {"solve_triangular right", [&](const TT& a) { return la::solve_triangular(a, I, true, false); }},
+  };
+  for (const auto& [name, fn] : fs) {
+    const auto f = [&](const TT& a) { return tx::real(tx::sum(tx::mul(fn(a), E))); };
+    EXPECT_EQ(tx::grad(f, A).to_vector(), minus_e) << name;
+    EXPECT_EQ(tx::jvp(fn, A, E).second.to_vector(), minus_e) << name;
+    EXPECT_EQ(tx::hvp(f, A, E).to_vector(), two_e) << name;
+  }
+  // Reverse over forward: the tangent direction depends on the variable (d/ds of -s is -1).
+  const auto ds = [&](const TT& s) {
+    return tx::real(tx::sum(tx::mul(tx::jvp([](const TT& a) { return la::inv(a); }, A, tx::mul(E, s)).second, E)));
+  };
+  EXPECT_EQ(tx::grad(ds, TT::scalar(T(1))).item(), T(-1));
+  // A batch: the regular matrix's gradient is the plain rule's to rounding.
+  const TT M = TT::from_col_major({2, 2}, {T(2), T(1), T(.5), T(3)});
+  const TT batch = tx::stack(std::vector<TT>{M, A}, 2);
+  const auto f = [&](const TT& a) { return tx::real(tx::sum(tx::mul(la::inv(a), E))); };
+  const TT g = tx::grad(f, batch);
+  EXPECT_EQ(g.slice(2, 1, 2).to_vector(), minus_e);
+  EXPECT_LE(relative_error(g.slice(2, 0, 1).squeeze(2), tx::grad(f, M)), tolerance<T>());
 }
 
 // The case from the report, exactly: diag(1e-310, 1).

@@ -11,6 +11,7 @@
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
+#include "tenax/ops/linalg/overflow.hpp"
 #include "tenax/ops/linalg/permute_rows.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 
@@ -198,7 +199,8 @@ struct SavedLuSolve {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     Tensor<T> r = c.template dx<3>();
     if (c.dx0().defined()) {
-      const Tensor<T> t = matmul(op_of(c.dx0()), c.y0());
+      const Tensor<T> t = detail::nonfinite_on_cpu(c.y0()) ? detail::matmul_past_overflow(op_of(c.dx0()), c.y0(), true)
+                                                           : matmul(op_of(c.dx0()), c.y0());
       r = r.defined() ? sub(r, t) : neg(t);
     }
     if (!r.defined()) return Tensor<T>();
@@ -221,7 +223,11 @@ struct SavedLuSolve {
         gB = conj(detail::apply(SavedLuSolve{cpu::Trans::N}, A, LU, piv, conj(gX)));
     }
     Tensor<T> gA;
-    if (c.needs(0)) gA = op_of(neg(matmul(gB, c.y0().mH())));
+    // gB X^H = (op(A)^-1 B gB^H)^H, a solve, when X overflowed (as in Solve::vjp).
+    if (c.needs(0))
+      gA = op_of(neg(detail::nonfinite_on_cpu(c.y0())
+                         ? detail::apply(*this, A, LU, piv, matmul(c.template x<3>(), gB.mH())).mH()
+                         : matmul(gB, c.y0().mH())));
     return std::tuple{gA, Tensor<T>(), Tensor<std::int32_t>(),
                       c.needs(3) ? sum_to(gB, c.template x<3>().shape()) : Tensor<T>()};
   }

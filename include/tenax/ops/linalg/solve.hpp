@@ -6,6 +6,7 @@
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"
+#include "tenax/ops/linalg/overflow.hpp"
 
 namespace tenax {
 namespace ops {
@@ -83,7 +84,12 @@ struct Solve {
     const Tensor<T>& X = c.y0();
     Tensor<T> r;
     if (c.dx1().defined()) r = broadcast_to(c.dx1(), X.shape());
-    if (c.dx0().defined()) r = r.defined() ? sub(r, matmul(c.dx0(), X)) : neg(matmul(c.dx0(), X));
+    if (c.dx0().defined()) {
+      // dA X, past X's overflowed entries when there are any (detail::matmul_past_overflow)
+      const Tensor<T> t =
+          detail::nonfinite_on_cpu(X) ? detail::matmul_past_overflow(c.dx0(), X, true) : matmul(c.dx0(), X);
+      r = r.defined() ? sub(r, t) : neg(t);
+    }
     const Tensor<T> dX = detail::apply(SavedLuSolve{cpu::Trans::N}, c.x0(), c.y1(), c.y2(), r);
     return std::tuple{dX, Tensor<T>(), Tensor<std::int32_t>(), Tensor<std::int32_t>()};
   }
@@ -93,7 +99,12 @@ struct Solve {
     const Tensor<T>&A = c.x0(), &X = c.y0(), &gX = c.gy0();
     const Tensor<T> gB = detail::apply(SavedLuSolve{cpu::Trans::C}, A, c.y1(), c.y2(), gX);
     Tensor<T> gA;
-    if (c.needs(0)) gA = neg(matmul(gB, X.mH()));
+    // gB X^H = (A^-1 B gB^H)^H: when X overflowed (detail::nonfinite_on_cpu), the solve of the
+    // finite B gB^H, whose entries are inf only where the exact ones overflow.
+    if (c.needs(0))
+      gA = detail::nonfinite_on_cpu(X)
+               ? neg(detail::apply(SavedLuSolve{cpu::Trans::N}, A, c.y1(), c.y2(), matmul(c.x1(), gB.mH())).mH())
+               : neg(matmul(gB, X.mH()));
     return std::tuple{gA, c.needs(1) ? sum_to(gB, c.x1().shape()) : Tensor<T>()};
   }
 };

@@ -4,6 +4,7 @@
 #include "tenax/ad/apply.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/overflow.hpp"
 #include "tenax/ops/linalg/triangular.hpp"
 
 namespace tenax {
@@ -42,7 +43,9 @@ struct SolveTriangular : TriangularFlags {
     if (c.dx1().defined()) r = broadcast_to(c.dx1(), X.shape());
     if (c.dx0().defined()) {
       Tensor<T> opdT = apply_op(project(c.dx0()));
-      Tensor<T> t = left ? matmul(opdT, X) : matmul(X, opdT);
+      Tensor<T> t = detail::nonfinite_on_cpu(X) ? detail::matmul_past_overflow(opdT, X, left)
+                    : left                      ? matmul(opdT, X)
+                                                : matmul(X, opdT);
       r = r.defined() ? sub(r, t) : neg(t);
     }
     return solve(A, r);
@@ -54,7 +57,12 @@ struct SolveTriangular : TriangularFlags {
     Tensor<T> gB = apply_adjoint(*this, A, c.gy0());  // op(T)^-H gX or gX op(T)^-H
     Tensor<T> gA, gBout;
     if (c.needs(0)) {
-      Tensor<T> M = left ? neg(matmul(gB, X.mH())) : neg(matmul(X.mH(), gB));
+      // When X overflowed (detail::nonfinite_on_cpu), the same products as solves of finite
+      // matrices: gB X^H = (op(T)^-1 B gB^H)^H, X^H gB = (gB^H B op(T)^-1)^H.
+      const Tensor<T>& B = c.x1();
+      Tensor<T> M = !detail::nonfinite_on_cpu(X) ? (left ? neg(matmul(gB, X.mH())) : neg(matmul(X.mH(), gB)))
+                    : left                       ? neg(solve(A, matmul(B, gB.mH())).mH())
+                                                 : neg(solve(A, matmul(gB.mH(), B)).mH());
       gA = sum_to(project(apply_op(M)), A.shape());
     }
     if (c.needs(1)) gBout = sum_to(gB, c.x1().shape());
