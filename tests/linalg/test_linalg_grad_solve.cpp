@@ -295,6 +295,63 @@ TYPED_TEST(LinalgGradSolve, DetAtSingularMatrices) {
   }
 }
 
+// d cof(A)[V] of a 3 x 3 matrix, exactly (each cofactor is a 2 x 2 minor, bilinear in A): the
+// Hessian-vector product of det (real), or its conjugate (the gradient of Re det is conj(cof)).
+template <class T>
+Tensor<T> cofactor_derivative3(const Tensor<T>& A, const Tensor<T>& V) {
+  const auto a = A.contiguous().to_vector(), v = V.contiguous().to_vector();
+  const auto at = [&](const std::vector<T>& m, int i, int j) { return m[static_cast<std::size_t>(i + 3 * j)]; };
+  std::vector<T> out(9);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const int r0 = i == 0 ? 1 : 0, r1 = i == 2 ? 1 : 2, c0 = j == 0 ? 1 : 0, c1 = j == 2 ? 1 : 2;
+      const T m = at(a, r0, c0) * at(v, r1, c1) + at(v, r0, c0) * at(a, r1, c1) - at(a, r0, c1) * at(v, r1, c0) -
+                  at(v, r0, c1) * at(a, r1, c0);
+      const T c = (i + j) % 2 ? -m : m;
+      if constexpr (tx::is_complex_v<T>)
+        out[static_cast<std::size_t>(i + 3 * j)] = std::conj(c);
+      else
+        out[static_cast<std::size_t>(i + 3 * j)] = c;
+    }
+  return Tensor<T>::from_col_major({3, 3}, out);
+}
+
+// det's second derivatives at matrices that are singular only up to rounding (or nearly): the LU
+// rules' derivative cancels terms of size det / sigma_min^2, so there the adjugate's rules take
+// over (detail::split_singular); checked against the exact derivative of the cofactors.
+TYPED_TEST(LinalgGradSolve, DetSecondDerivativesNearSingularMatrices) {
+  using T = TypeParam;
+  using R = tx::real_t<T>;
+  auto re_det = [](const Tensor<T>& a) { return tx::real(tx::sum(la::det(a))); };
+  const R eps = std::numeric_limits<R>::epsilon();
+  const R e = std::is_same_v<R, double> ? R(1e-12) : R(1e-5);
+  const auto near = Tensor<T>::from_row_major({3, 3}, {T(1), T(2), T(3), T(4), T(5), T(6), T(7), T(8), T(R(9) + e)});
+  // Rank 2 up to rounding: a product of 3 x 2 and 2 x 3 factors.
+  const auto low = tx::matmul(Tensor<T>::randn({3, 2}, 171), Tensor<T>::randn({2, 3}, 172)).contiguous();
+  const auto V = Tensor<T>::randn({3, 3}, 173);
+  for (const auto& [name, X] : {std::pair{"near", near}, std::pair{"low", low}}) {
+    const auto want = cofactor_derivative3(X, V);
+    const R scale = R(1) + tx::testing::max_abs(values(want));
+    EXPECT_LT(tx::testing::max_abs(values(tx::hvp(re_det, X, V) - want)), 64 * eps * scale) << name << " hvp";
+    // reverse over reverse: the gradient of Re <V, conj(cof)> = Re sum(V o cof), whose gradient is
+    // conj(d cof[V]) too (the mixed partials of det are symmetric)
+    const auto rr =
+        tx::grad([&](const Tensor<T>& a) { return tx::real(tx::sum(tx::conj(V) * tx::grad(re_det, a))); }, X);
+    EXPECT_LT(tx::testing::max_abs(values(rr - want)), 64 * eps * scale) << name << " reverse over reverse";
+  }
+  // In a batch with a well-conditioned matrix (each takes its own rule).
+  const auto W = well_conditioned<T>(3, {}, 174);
+  const auto Xb = tx::stack<T>({W, low}, 2);
+  const auto Vb = tx::stack<T>({V, V}, 2);
+  const auto Hb = tx::hvp(re_det, Xb, Vb);
+  auto mat = [](const Tensor<T>& t, std::int64_t b) { return t.slice(2, b, b + 1).reshape({3, 3}); };
+  for (std::int64_t b = 0; b < 2; ++b) {
+    const auto want = cofactor_derivative3(mat(Xb, b), V);
+    EXPECT_LT(tx::testing::max_abs(values(mat(Hb, b) - want)), 64 * eps * (R(1) + tx::testing::max_abs(values(want))))
+        << "batch " << b;
+  }
+}
+
 TYPED_TEST(LinalgGradSolve, SlogdetEx) {
   using T = TypeParam;
   const auto S = zero_column(well_conditioned<T>(3, {}, 174), 1);

@@ -4,6 +4,7 @@
 // gradient of this polynomial is right there too (adj(A) has rank 1 when rank A = n - 1, and is 0
 // below).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <tuple>
@@ -115,37 +116,85 @@ SubnormalPivots subnormal_pivots(const Tensor<T>& LU) {
   return s;
 }
 
-// Which matrices of a batch are exactly singular (det == 0), for det's rules: none (the LU rule on
-// the saved factors), all (the adjugate), or some. With some, each rule runs on a copy of the
-// batch where the other rule's matrices are replaced by harmless ones, and `where` picks per
-// matrix: the LU rule on A with the singular matrices set to I (on the saved factors, with I's in
-// their place: regular_factors), the adjugate on A with the regular
-// ones set to D = diag(1 + k / n^2), k = 1..n (distinct singular values whose products stay
-// within [1, e], so no inf even in anomaly mode). Selecting never multiplies, so the
-// replaced matrices contribute exact zeros, also to higher derivatives.
+// Which matrices of a batch det's rules take through the adjugate: the exactly singular ones
+// (det == 0), and, when the rule's result is differentiated again (near), the
+// nearly singular ones too: min |u_ii| <= eps^(1/3) max |u_ii| on the LU (differentiated_again). There the LU rules'
+// derivative, det A^-1 dA A^-1 - det tr(A^-1 dA) A^-1, cancels terms of size det / sigma_min^2 to
+// a result of size det / sigma_min, losing about eps / sigma_min relative to it (all of it when A
+// is singular up to rounding); the adjugate's frame rules lose nothing. The first derivative,
+// det A^-H, is accurate at any condition, so it keeps the LU rules.
+// None (the LU rule on the saved factors), all (the adjugate), or some. With some, each rule runs
+// on a copy of the batch where the other rule's matrices are replaced by harmless ones, and `where`
+// picks per matrix: the LU rule on A with the adjugate's matrices set to I (on the saved factors,
+// with I's in their place: regular_factors), the adjugate on A with the others set to
+// D = diag(1 + k / n^2), k = 1..n (distinct singular values whose products stay within [1, e], so
+// no inf even in anomaly mode). Selecting never multiplies, so the replaced matrices contribute
+// exact zeros, also to higher derivatives.
+// Whether a rule's result will be differentiated again: recorded (recording on and an input
+// tracked) or the inputs carry tangents (narrower than higher_order, which holds in every JVP rule
+// while recording is on).
+template <class... X>
+bool differentiated_again(const X&... x) {
+  return (is_grad_enabled() && (... || (x.defined() && x.tracks_grad()))) ||
+         (... || (x.defined() && static_cast<bool>(x.impl()->tangent)));
+}
+
 template <class T>
 struct SingularSplit {
   enum Kind { kNone, kAll, kSome } kind = kNone;
-  Tensor<bool> mask;  // batch shape: det == 0 (kSome only)
+  Tensor<bool> mask;  // batch shape: the adjugate's matrices (kSome only)
   Tensor<T> lu_A;     // A with the singular matrices set to I
   Tensor<T> adj_A;    // A with the regular matrices set to D
 };
 
 template <class T>
-SingularSplit<T> split_singular(const Tensor<T>& A, const Tensor<T>& d) {
+SingularSplit<T> split_singular(const Tensor<T>& A, const Tensor<T>& d, const Tensor<T>& LU, bool near) {
+  using R = real_t<T>;
   SingularSplit<T> s;
-  const Tensor<T> c = d.to(Device::cpu()).contiguous();
-  std::int64_t zeros = 0;
-  for (std::int64_t b = 0; b < c.numel(); ++b) zeros += c.data()[b] == T(0);
-  if (zeros == 0) return s;
-  if (zeros == c.numel()) {
+  const std::int64_t n = A.shape()[0];
+  const Shape batch = mat_batch_shape(A.shape());
+  const Device dev = A.device();
+  near = near && n > 0;
+  const R tol = std::cbrt(std::numeric_limits<R>::epsilon());
+  // The mask by recorded tensor ops (a compiled program selects per matrix at run time).
+  const auto near_mask = [&] {
+    NoGradGuard no_tape;
+    ForwardOffGuard no_tangents;
+    const Tensor<R> a = abs(diagonal(LU));
+    const Tensor<bool> z = eq(d, Tensor<T>::zeros({}, dev));
+    return where(z, z, le(min(a, {0}, false), mul(max(a, {0}, false), Tensor<R>::scalar(tol, dev))));
+  };
+  std::int64_t count = 0;
+  Tensor<bool> mask;           // batch shape, when it is not det == 0
+  if (near && dev.is_cpu()) {  // counted by a scan of the pivots (and det)
+    const Tensor<T> lu = LU.contiguous(), dc = d.contiguous();
+    for (std::int64_t b = 0; b < dc.numel(); ++b) {
+      R lo = std::numeric_limits<R>::infinity(), hi = 0;
+      bool nan = false;  // (the mask's min and max propagate NaN, and then it says no)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const R a = std::abs(lu.data()[b * n * n + i * (n + 1)]);
+        nan = nan || a != a;
+        lo = std::min(lo, a);
+        hi = std::max(hi, a);
+      }
+      count += dc.data()[b] == T(0) || (!nan && lo <= tol * hi);
+    }
+    if (count > 0 && count < dc.numel()) mask = near_mask();
+  } else if (near) {  // one mask read back
+    mask = near_mask();
+    const Tensor<bool> c = mask.to(Device::cpu()).contiguous();
+    for (std::int64_t b = 0; b < c.numel(); ++b) count += c.data()[b];
+  } else {
+    const Tensor<T> c = d.to(Device::cpu()).contiguous();
+    for (std::int64_t b = 0; b < c.numel(); ++b) count += c.data()[b] == T(0);
+  }
+  if (count == 0) return s;
+  if (count == d.numel()) {
     s.kind = SingularSplit<T>::kAll;
     return s;
   }
   s.kind = SingularSplit<T>::kSome;
-  const std::int64_t n = A.shape()[0];
-  const Shape batch = mat_batch_shape(A.shape());
-  s.mask = eq(d, Tensor<T>::zeros(batch, d.device()));
+  s.mask = mask.defined() ? mask : eq(d, Tensor<T>::zeros(batch, dev));
   const Tensor<bool> m = reshape(s.mask, with_batch(1, 1, batch));
   std::vector<T> dv(static_cast<std::size_t>(n * n), T(0));
   for (std::int64_t i = 0; i < n; ++i)
@@ -276,7 +325,7 @@ struct Det {
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>& A = c.x0();
-    const auto s = detail::split_singular(A, c.y0());
+    const auto s = detail::split_singular(A, c.y0(), c.y1(), detail::differentiated_again(A, c.dx0()));
     auto by_adjugate = [&](const Tensor<T>& X) {
       return sum(diagonal(matmul(detail::apply(Adjugate{}, X), c.dx0())), {0});
     };
@@ -311,7 +360,7 @@ struct Det {
     const std::int64_t n = A.shape()[0];
     const Shape batch = detail::mat_batch_shape(A.shape());
     const Shape mb = detail::with_batch(1, 1, batch);
-    const auto s = detail::split_singular(A, c.y0());
+    const auto s = detail::split_singular(A, c.y0(), c.y1(), detail::differentiated_again(A, c.gy0()));
     auto by_adjugate = [&](const Tensor<T>& X) { return mul(detail::apply(Adjugate{}, X).mH(), reshape(c.gy0(), mb)); };
     // (gdet conj(det)) A^-H; at a subnormal pivot A^-H (gdet conj(det) I) (as in jvp).
     auto by_lu = [&](const Tensor<T>& X, const Tensor<T>& d, const Tensor<T>& LU, const Tensor<std::int32_t>& piv) {
