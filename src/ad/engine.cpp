@@ -129,6 +129,13 @@ std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
   }
 
   GradModeGuard mode(req.create_graph);
+  // Rules run with recording off (unless create_graph) but are not the caller's no_grad: a traced
+  // backward pass stays differentiable when the graph is re-executed (trace/recorder.hpp).
+  struct InBackward {
+    bool prev = detail::mode().in_backward;
+    InBackward() { detail::mode().in_backward = true; }
+    ~InBackward() { detail::mode().in_backward = prev; }
+  } in_backward;
   thread_local std::vector<Node*> ready;
   ready.clear();
   for (const auto& r : req.roots) {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <sstream>
 
+#include "tenax/ad/tensor_ad.hpp"
 #include "tenax/core/error.hpp"
 #include "tenax/trace/recorder.hpp"
 
@@ -64,7 +65,8 @@ namespace {
 std::atomic<std::uint32_t> next_epoch{1};
 }
 
-Tracer::Tracer(ir::Graph& g) : graph(g), epoch_(next_epoch.fetch_add(1)) {}
+Tracer::Tracer(ir::Graph& g)
+    : graph(g), epoch_(next_epoch.fetch_add(1)), grad_at_start_(mode().grad_enabled || mode().in_backward) {}
 
 std::int32_t Tracer::add_input(TensorImpl& t) {
   const std::int32_t id = define(t);
@@ -85,6 +87,31 @@ std::int32_t Tracer::use(const char* op, const TensorImpl& t) {
   graph.constants.push_back(ImplPtr(const_cast<TensorImpl*>(&t)));
   const_ids_.emplace(&t, id);
   return id;
+}
+
+ImplPtr traced_detach(const TensorImpl& x) {
+  // A view of x's storage with x's geometry, no tape node and no tangent; a new value (a shallow
+  // copy would stand for x itself, and graph transforms would differentiate through it).
+  const auto view = [](const TensorImpl& s) {
+    ImplPtr v = make_view_impl(s, s.shape, s.strides, s.offset);
+    v->trace_id = 0;
+    return v;
+  };
+  ImplPtr y = view(x);
+  auto& t = *static_cast<Tracer*>(mode().tracer);
+  if (!t.is_value(x)) return y;  // x is a constant of the trace: so is y
+  ir::GraphNode n;
+  n.name = "detach";
+  n.in = {t.use("detach", x)};
+  n.out = {t.define(*y)};
+  n.forward = [view](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) { env[o[0]] = view(*env[i[0]]); };
+  // (re-executed while another trace records, as under a graph transform: recorded there too)
+  n.call = [view](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {
+    env[o[0]] = mode().tracer ? traced_detach(*env[i[0]]) : view(*env[i[0]]);
+  };
+  n.cse_key = "detach";
+  t.graph.nodes.push_back(std::move(n));
+  return y;
 }
 
 std::int32_t Tracer::define(TensorImpl& t) {

@@ -2,9 +2,13 @@
 // prepared run and the shape-keyed cache.
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
+#include <optional>
+#include <utility>
 
 #include <string>
 
@@ -204,6 +208,71 @@ TEST(Trace, CompiledIsNeitherDifferentiableNorTraceable) {
   }
   const auto g = tx::trace(f, x);
   expect_bitwise(tx::grad([&](const Tensor<double>& y) { return g(y); }, x), tx::grad(f, x), "grad of the Traced");
+}
+
+// Graph transforms honour what the traced function cut off from differentiation: detach() is a
+// node of its own (a shallow copy would stand for its input), ops run under no_grad re-run with
+// recording off (a traced backward pass, which also runs with recording off, stays differentiable).
+TEST(Trace, DetachAndNoGradStopGraphTransforms) {
+  using D = Tensor<double>;
+  const D x0 = D::randn({3}, 1), x1 = D::randn({3}, 2), v = D::randn({3}, 3);
+  const auto f_detach = [](const D& x) { return tx::sum(x.detach() * x); };
+  const auto f_no_grad = [](const D& x) {
+    D c;
+    {
+      tx::no_grad off;
+      c = tx::exp(x);
+    }
+    return tx::sum(c * x);
+  };
+  const auto f_tangent = [](const D& x) { return tx::sin(x.detach()) * x; };
+  for (const auto& [name, f] :
+       {std::pair<std::string, std::function<D(const D&)>>{"detach", f_detach}, {"no_grad", f_no_grad}}) {
+    const auto g = tx::trace(f, x0);
+    const D want = tx::grad(f, x1);
+    expect_bitwise(tx::compile(tx::grad(g))(x1), want, name + ": compile(grad(trace))");
+    expect_bitwise(tx::grad([&](const D& a) { return g(a); }, x1), want, name + ": grad of the Traced");
+    expect_bitwise(tx::compile(tx::trace([&](const D& a) { return tx::grad(f, a); }, x0))(x1), want,
+                   name + ": compile(trace(grad))");
+  }
+  EXPECT_TRUE(has(tx::trace(f_detach, x0).str(), "detach(%0)")) << tx::trace(f_detach, x0).str();
+  // detach drops the tangent; no_grad keeps it (as in eager mode).
+  const auto g = tx::trace(f_tangent, x0);
+  expect_bitwise(std::get<1>(tx::compile(tx::jvp(g))(x1, v)), tx::jvp(f_tangent, x1, v).second, "jvp through detach");
+  const auto h = tx::trace(f_no_grad, x0);
+  expect_bitwise(std::get<1>(tx::compile(tx::jvp(h))(x1, v)), tx::jvp(f_no_grad, x1, v).second, "jvp through no_grad");
+  // A traced gradient stays differentiable: the hvp of the Traced gradient equals eager's.
+  const auto q = [](const D& x) { return tx::sum(tx::exp(x) * x); };
+  const auto tg = tx::trace([&](const D& a) { return tx::grad(q, a); }, x0);
+  expect_bitwise(tx::jvp([&](const D& a) { return tg(a); }, x1, v).second, tx::hvp(q, x1, v),
+                 "jvp of the traced gradient");
+  // The value value_and_grad returns is the function's, not cut off, when its graph is differentiated.
+  const auto vg = tx::trace([&](const D& a) { return tx::value_and_grad(q, a).first; }, x0);
+  expect_bitwise(tx::grad([&](const D& a) { return vg(a); }, x1), tx::grad(q, x1), "grad of a traced value_and_grad");
+  // A graph with a detach node re-traced (a transform of a transform), and a trace taken inside
+  // the caller's no_grad (which cuts nothing off inside the function).
+  const auto gd = tx::trace(f_detach, x0);
+  expect_bitwise(std::get<1>(tx::jvp(tx::grad(gd))(x1, v)), tx::hvp(f_detach, x1, v), "jvp of grad through detach");
+  ::std::optional<tx::Traced<D, double>> off;
+  {
+    tx::no_grad ng;
+    off.emplace(tx::trace(q, x0));
+  }
+  expect_bitwise(tx::grad(*off)(x1), tx::grad(q, x1), "trace taken under no_grad");
+}
+
+// real() of a complex value whose view geometry is unchanged (0-d, or all strides 0) is another
+// value of another dtype, not an alias of its input.
+TEST(Trace, RealOfAComplexScalarIsANewValue) {
+  using Z = Tensor<std::complex<double>>;
+  const auto f = [](const Z& z) {
+    const Z s = tx::sum(z);
+    return tx::real(s) + tx::real(s * s);
+  };
+  expect_compiled_matches_eager("real of a 0-d complex", f, std::tuple{Z::randn({3}, 1)}, std::tuple{Z::randn({3}, 2)});
+  const auto g = [](const Z& z) { return tx::real(z) * 2.0 + tx::imag(z); };
+  expect_compiled_matches_eager("real of a broadcast complex", g, std::tuple{tx::broadcast_to(Z::randn({}, 3), {4})},
+                                std::tuple{tx::broadcast_to(Z::randn({}, 4), {4})});
 }
 
 TEST(Trace, NestedTraceIsAnError) {

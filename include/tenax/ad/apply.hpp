@@ -269,7 +269,7 @@ auto apply(const Op& op, const In&... in) {
     // While trace() runs, the forward is also recorded as a graph node (trace/recorder.hpp); in
     // anomaly mode its outputs are checked (ad/anomaly.hpp).
     if (m.tracer || m.anomaly) [[unlikely]] {
-      auto r = m.tracer ? traced_forward(op, in...) : op.forward(in...);
+      auto r = m.tracer ? traced_forward(!m.grad_enabled && !m.in_backward, op, in...) : op.forward(in...);
       if (m.anomaly) anomaly_forward(Op::name, r, in...);
       return r;
     }
@@ -277,10 +277,11 @@ auto apply(const Op& op, const In&... in) {
   }
 
   using R = decltype(op.forward(in...));
+  const bool no_grad = !m.grad_enabled && !m.in_backward;  // the caller's no_grad (trace/recorder.hpp)
   R r = [&] {
     GradModeGuard g(false);
     ForwardOffGuard f;
-    if (m.tracer) return traced_forward(op, in...);
+    if (m.tracer) return traced_forward(no_grad, op, in...);
     return op.forward(in...);
   }();
   if (m.anomaly) [[unlikely]]

@@ -121,7 +121,8 @@ requires(sizeof...(T) > 0) auto value_and_grad(F&& f, const Tensor<T>&... x) {
     return std::tuple<Tensor<T>...>{detail::zeros_if_null(res[I], x)...};
   }
   (std::index_sequence_for<T...>{});
-  Y value = nested ? y : y.detach();
+  // (not detach(): while tracing, that records a cut; here the value is y's, cut only from this tape)
+  Y value = nested ? y : Y(detail::shallow_copy(*y.impl()));
   if constexpr (sizeof...(T) == 1)
     return std::pair{value, std::get<0>(g)};
   else
@@ -157,7 +158,8 @@ auto vjp(F&& f, const Tensor<T>& x) {
         {roots, seeds, ins, nested || detail::inside_transform() || (gy.tracks_grad() && is_grad_enabled())});
     return res[0] ? Tensor<T>(res[0]) : Tensor<T>::zeros(shape, dev);
   };
-  return std::pair{nested ? y : y.detach(), std::function<Tensor<T>(const Y&)>(pullback)};
+  return std::pair{nested ? y : Y(detail::shallow_copy(*y.impl())),  // (as in value_and_grad)
+                   std::function<Tensor<T>(const Y&)>(pullback)};
 }
 
 namespace detail {

@@ -6,6 +6,11 @@
 #include "tenax/core/tensor.hpp"
 
 namespace tenax {
+namespace detail {
+// detach() while a function is traced (src/trace/graph.cpp): the same view as a new value, defined
+// by a "detach" node that no derivative passes.
+ImplPtr traced_detach(const TensorImpl& x);
+}  // namespace detail
 
 template <Scalar T>
 Tensor<T> Tensor<T>::requires_grad(bool on) const {
@@ -62,7 +67,10 @@ void Tensor<T>::backward(const Tensor& cotangent, bool create_graph) const {
 
 template <Scalar T>
 Tensor<T> Tensor<T>::detach() const {
-  return defined() ? Tensor(detail::shallow_copy(*impl_)) : Tensor();
+  if (!defined()) return Tensor();
+  if (detail::mode().tracer) [[unlikely]]
+    return Tensor(detail::traced_detach(*impl_));
+  return Tensor(detail::shallow_copy(*impl_));
 }
 
 }  // namespace tenax

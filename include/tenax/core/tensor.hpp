@@ -239,7 +239,10 @@ class Tensor {
   Tensor grad() const;
   // Clears the accumulated gradient of a leaf.
   void zero_grad() const;
-  // Reverse pass from this one-element tensor (seed 1), or with an explicit cotangent.
+  // Reverse pass from this one-element tensor (seed 1), or with an explicit cotangent. With
+  // create_graph, a leaf's accumulated gradient is recorded, and its tape reaches the leaf again: a
+  // reference cycle (as in PyTorch) that keeps the whole graph alive until zero_grad() is called
+  // on the leaf. grad() / vjp (ad/functional.hpp) return gradients instead and make no cycle.
   void backward() const;
   void backward(const Tensor& cotangent, bool create_graph = false) const;
   // The same data without AD state.

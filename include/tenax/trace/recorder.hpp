@@ -44,12 +44,14 @@ class Tracer {
   std::int32_t define(TensorImpl& t);
 
   // Records one op application; Diff: whether re-executing it goes through apply (ops with rules)
-  // or apply_nondiff (integer/boolean results).
+  // or apply_nondiff (integer/boolean results); no_grad: the caller applied it with recording off
+  // (a no_grad scope, not a backward pass), so re-executing it records nothing either.
   template <bool Diff, class Op, class R, class... In>
-  void record(const Op& op, const R& r, const In&... in);
+  void record(const Op& op, const R& r, bool no_grad, const In&... in);
 
  private:
   std::uint64_t epoch_;
+  bool grad_at_start_;  // a no_grad begun before trace() does not cut the function off
   std::unordered_map<const TensorImpl*, std::int32_t> const_ids_;
   std::unordered_set<const void*> traced_storage_;
   std::vector<Storage> keep_;  // traced storages stay alive while tracing (no address reuse)
@@ -102,7 +104,7 @@ std::string cse_key() {
 }
 
 template <bool Diff, class Op, class R, class... In>
-void Tracer::record(const Op& op, const R& r, const In&... in) {
+void Tracer::record(const Op& op, const R& r, bool no_grad, const In&... in) {
   if (!(... || is_value(*in.impl()))) return;  // input-independent: its outputs are constants
   ir::GraphNode n;
   if constexpr (requires { op.name_; })
@@ -120,7 +122,11 @@ void Tracer::record(const Op& op, const R& r, const In&... in) {
     (std::index_sequence_for<In...>{});
     store_outputs(res, env, o);
   };
-  n.call = [op](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {
+  no_grad = no_grad && grad_at_start_;
+  n.call = [op, no_grad](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {
+    // (an op the traced function ran under no_grad stays out of any tape, as in eager mode;
+    // forward-mode tangents still pass, as they do there)
+    const GradModeGuard g(!no_grad && mode().grad_enabled);
     const auto res = [&]<std::size_t... I>(std::index_sequence<I...>) {
       if constexpr (Diff) {
         // Ops whose wrapper chose a cheaper variant because no derivative was needed at trace time
@@ -146,15 +152,16 @@ void Tracer::record(const Op& op, const R& r, const In&... in) {
   graph.nodes.push_back(std::move(n));
 }
 
-// apply's forward call while tracing: run the kernel untraced, then record the node.
+// apply's forward call while tracing: run the kernel untraced, then record the node (no_grad:
+// Tracer::record).
 template <bool Diff = true, class Op, class... In>
-auto traced_forward(const Op& op, const In&... in) {
+auto traced_forward(bool no_grad, const Op& op, const In&... in) {
   Tracer& t = *static_cast<Tracer*>(mode().tracer);
   auto r = [&] {
     TracerPause p;
     return op.forward(in...);
   }();
-  t.template record<Diff>(op, r, in...);
+  t.template record<Diff>(op, r, no_grad, in...);
   return r;
 }
 
@@ -164,7 +171,7 @@ auto traced_forward(const Op& op, const In&... in) {
 template <class Op, class... In>
 auto apply_nondiff(const Op& op, const In&... in) {
   if (mode().tracer) [[unlikely]]
-    return traced_forward<false>(op, in...);
+    return traced_forward<false>(false, op, in...);
   return op.forward(in...);
 }
 

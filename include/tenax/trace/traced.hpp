@@ -11,7 +11,8 @@
 // Tracing is by execution: f runs once on the example values (every op's forward runs, so shape
 // logic is exactly eager's) while apply records each op. Consequences, all documented:
 //   - control flow that reads tensor values on the host (item(), to_vector(), the det rule's
-//     singular-matrix and subnormal-pivot branches) is evaluated once, at trace time (each
+//     singular, nearly singular and subnormal-pivot branches, the solve rules' overflow forms)
+//     is evaluated once, at trace time (each
 //     branch still selects per matrix with a mask computed at run time); linalg's info checks are steps
 //     of the program, so a compiled solve of a singular matrix raises as eager does;
 //   - a Compiled is not differentiable and cannot be traced: calling it on inputs that require
@@ -20,7 +21,8 @@
 //     contiguous, so both see the same layouts (eager on the same contiguous inputs is
 //     bit-identical to the prepared run);
 //   - a Traced re-executes through apply (operator()), so the eager transforms apply to it; the
-//     graph transforms are exactly that, traced again.
+//     graph transforms are exactly that, traced again. detach() and ops run under no_grad stay
+//     cut off from differentiation there, as in eager mode.
 // Results may be Tensor<T>, std::pair or std::tuple of results (nested).
 #include <array>
 #include <cstdint>
