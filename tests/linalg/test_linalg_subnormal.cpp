@@ -331,7 +331,9 @@ TYPED_TEST(Subnormal, SolveRulesPastOverflow) {
       {"solve_triangular lower", [&](const TT& a) { return la::solve_triangular(a, I, false); }},
       {"solve_triangular right", [&](const TT& a) { return la::solve_triangular(a, I, true, false); }},
   };
-  for (const auto& [name, fn] : fs) {
+  for (const auto& case_ : fs) {
+    const std::string& name = case_.first;
+    const F fn = case_.second;  // (a copy: clang 14 lambdas cannot capture structured bindings)
     const auto f = [&](const TT& a) { return tx::real(tx::sum(tx::mul(fn(a), E))); };
     EXPECT_EQ(tx::grad(f, A).to_vector(), minus_e) << name;
     EXPECT_EQ(tx::jvp(fn, A, E).second.to_vector(), minus_e) << name;

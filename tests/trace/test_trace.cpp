@@ -226,8 +226,10 @@ TEST(Trace, DetachAndNoGradStopGraphTransforms) {
     return tx::sum(c * x);
   };
   const auto f_tangent = [](const D& x) { return tx::sin(x.detach()) * x; };
-  for (const auto& [name, f] :
+  for (const auto& case_ :
        {std::pair<std::string, std::function<D(const D&)>>{"detach", f_detach}, {"no_grad", f_no_grad}}) {
+    const std::string& name = case_.first;
+    const auto f = case_.second;  // (a copy: clang 14 lambdas cannot capture structured bindings)
     const auto g = tx::trace(f, x0);
     const D want = tx::grad(f, x1);
     expect_bitwise(tx::compile(tx::grad(g))(x1), want, name + ": compile(grad(trace))");
