@@ -198,6 +198,30 @@ void expect_nonfinite_error(const std::string& op, const char* element, F f) {
 
 }  // namespace
 
+// detail::all_finite (the finiteness scan of the kernels and the solve rules): every length
+// around its eight-lane blocks, with one inf, -inf or NaN at every position, in either part of a
+// complex entry; and the largest finite values and -0 count as finite.
+TYPED_TEST(Failures, AllFiniteScan) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  for (std::int64_t n : {0, 1, 7, 8, 9, 16, 17, 33}) {
+    std::vector<T> v(static_cast<std::size_t>(n), T(std::numeric_limits<R>::max()));
+    if (n > 0) v[0] = T(R(-0.0));
+    EXPECT_TRUE(tx::detail::all_finite(v.data(), n)) << n;
+    for (R bad :
+         {std::numeric_limits<R>::infinity(), -std::numeric_limits<R>::infinity(), std::numeric_limits<R>::quiet_NaN()})
+      for (std::int64_t i = 0; i < n; ++i)
+        for (int part = 0; part < (is_complex_v<T> ? 2 : 1); ++part) {
+          auto w = v;
+          if constexpr (is_complex_v<T>)
+            w[static_cast<std::size_t>(i)] = part ? T(R(1), bad) : T(bad, R(1));
+          else
+            w[static_cast<std::size_t>(i)] = T(bad);
+          EXPECT_FALSE(tx::detail::all_finite(w.data(), n)) << n << " " << i << " " << part << " " << bad;
+        }
+  }
+}
+
 TYPED_TEST(Failures, NonFiniteInputNeverHangs) {
   using T = TypeParam;
   using R = real_t<T>;
@@ -369,10 +393,11 @@ TYPED_TEST(Failures, LuSolveRejectsPivotsOutOfRange) {
       EXPECT_HAS(msg, "pivot 2 of matrix 0 is " + std::to_string(bad) + ", outside 1..4");
     }
   }
-  // B with more batch dimensions than LU (even of size 1) is a shape error naming both.
-  const std::string msg = message_of([&] { la::lu_solve(LU, piv, Tensor<T>::randn({n, 2, 1}, 23)); });
+  // Batch shapes that do not broadcast are a shape error naming both.
+  const auto f2 = la::lu_factor(tx::stack<T>({A, well_conditioned<T>(n, 24)}, 2));
+  const std::string msg = message_of([&] { la::lu_solve(f2.first, f2.second, Tensor<T>::randn({n, 2, 3}, 23)); });
   EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
-  EXPECT_HAS(msg, "does not broadcast to LU's batch shape");
+  EXPECT_HAS(msg, "the batch shapes of LU [2] and B [3] do not broadcast");
 }
 
 // lu_factor accepts a singular A (its info reports the zero pivot); solving with those factors

@@ -557,6 +557,31 @@ TYPED_TEST(LinalgGradSolve, LuSolveWrtLU) {
   }
 }
 
+// One factorization against a batch of right-hand sides: LU's batch broadcasts to B's (both ways,
+// as in solve), with LU's gradient summed over the batch.
+TYPED_TEST(LinalgGradSolve, LuSolveBroadcastsLU) {
+  using T = TypeParam;
+  const auto A = well_conditioned<T>(4, {}, 231, 1.0);
+  const auto lf = la::lu_factor(A);
+  const Tensor<T> LU = lf.first;
+  const auto piv = lf.second;
+  const auto B = Tensor<T>::randn({4, 2, 3}, 232);
+  for (la::Trans t : {la::Trans::N, la::Trans::T, la::Trans::C}) {
+    SCOPED_TRACE(trans_name(t));
+    const auto X = la::lu_solve(LU, piv, B, t);
+    ASSERT_EQ(X.shape(), (tx::Shape{4, 2, 3}));
+    expect_close("== solve(op(A), B)", values(X), values(la::solve(apply_op(A, t), B)), 1e-13);
+    auto f = [piv, t](const auto& LU, const auto& B) { return la::lu_solve(LU, piv, B, t); };
+    TENAX_CHECK_GRADS(f, LU, B);
+  }
+  // A batch of one LU (shape 4 x 4 x 1) against B's batch of 3 and 2 x 3.
+  const auto LU1 = LU.reshape({4, 4, 1});
+  const auto piv1 = piv.reshape({4, 1});
+  EXPECT_EQ(la::lu_solve(LU1, piv1, B).shape(), (tx::Shape{4, 2, 3}));
+  const auto B23 = Tensor<T>::randn({4, 2, 1, 3}, 233);
+  expect_close("LU [1] vs B [1, 3]", values(la::lu_solve(LU1, piv1, B23)), values(la::solve(A, B23)), 1e-13);
+}
+
 TYPED_TEST(LinalgGradSolve, LuSolveBatchedAndViews) {
   using T = TypeParam;
   const auto A = well_conditioned<T>(4, {3}, 221, 1.0);

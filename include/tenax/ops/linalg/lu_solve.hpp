@@ -297,7 +297,8 @@ inline std::string singular_factors(std::int32_t info) {
 
 namespace linalg {
 
-// Solves op(A) X = B given (LU, pivots) = lu_factor(A). B is n x k (batched like LU or broadcast).
+// Solves op(A) X = B given (LU, pivots) = lu_factor(A). B is n x k; the batch dimensions of LU
+// (with its pivots) and B broadcast both ways.
 // Throws LinAlgError naming the batch element when U has an exactly zero pivot (a singular A).
 template <Floating T>
 Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, const Tensor<T>& B,
@@ -313,21 +314,29 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
               op, "pivots of shape ", pivots.shape(), " do not match LU of shape ", LU.shape(), " (",
               dtype_traits<T>::name, " on ", LU.device().str(), ")");
   const Shape bb = detail::mat_batch_shape(B.shape()), lb = detail::mat_batch_shape(LU.shape());
-  // B's batch dimensions broadcast to LU's (checked here to name both shapes); X has LU's batch
-  // shape, so B may not have more batch dimensions.
-  bool batch_ok = bb.size() <= lb.size();
+  // The batch dimensions of LU (with its pivots) and B broadcast both ways, as in solve (checked
+  // here to name both shapes); X has the broadcast batch shape.
+  Shape bc;
+  bool batch_ok = true;
   for (int d = 0; d < std::max(lb.size(), bb.size()); ++d) {
     const std::int64_t x = d < lb.size() ? lb[d] : 1, y = d < bb.size() ? bb[d] : 1;
-    batch_ok = batch_ok && (y == x || y == 1);
+    batch_ok = batch_ok && (y == x || y == 1 || x == 1);
+    bc.push_back(x == 1 ? y : x);
   }
-  TENAX_CHECK(batch_ok, op, "B's batch shape ", bb, " does not broadcast to LU's batch shape ", lb, " (LU ", LU.shape(),
-              ", B ", B.shape(), ", ", dtype_traits<T>::name, " on ", LU.device().str(), ")");
+  TENAX_CHECK(batch_ok, op, "the batch shapes of LU ", lb, " and B ", bb, " do not broadcast (LU ", LU.shape(), ", B ",
+              B.shape(), ", ", dtype_traits<T>::name, " on ", LU.device().str(), ")");
   TENAX_CHECK(pivots.device() == LU.device() && B.device() == LU.device(), op, "inputs on different devices (LU on ",
               LU.device().str(), ", pivots on ", pivots.device().str(), ", B on ", B.device().str(), ")");
   // Singular factors (lu_factor accepts a singular A) would give inf/NaN: raised, like solve.
   if (LU.shape()[0] > 0 && LU.numel() > 0)
     detail::raise_info(op, detail::apply_nondiff(ops::ZeroPivotInfo{}, LU), LU.shape(), detail::singular_factors);
-  return ops::LuSolve{trans}.derivative_call(LU, pivots, B);
+  if (bc.size() == lb.size() && bc == lb) return ops::LuSolve{trans}.derivative_call(LU, pivots, B);
+  // LU's batch broadcast to B's (stride-0 views; the gradient of LU sums over the copies)
+  const std::int64_t n = LU.shape()[0];
+  Shape ps{n};
+  for (auto d : bc) ps.push_back(d);
+  return ops::LuSolve{trans}.derivative_call(broadcast_to(LU, detail::with_batch(n, n, bc)), broadcast_to(pivots, ps),
+                                             B);
 }
 
 }  // namespace linalg
