@@ -210,6 +210,15 @@ bool higher_order(const X&... x) {
   return m.grad_enabled || (m.fw_enabled && (... || (x.defined() && static_cast<bool>(x.impl()->tangent))));
 }
 
+// Whether a rule's result will be differentiated again: recorded (recording on and an input
+// tracked) or the inputs carry tangents. Narrower than higher_order, which holds in every JVP rule
+// while recording is on; for rules whose choice costs more than a reuse of saved factors.
+template <class... X>
+bool differentiated_again(const X&... x) {
+  return (is_grad_enabled() && (... || (x.defined() && x.tracks_grad()))) ||
+         (... || (x.defined() && static_cast<bool>(x.impl()->tangent)));
+}
+
 // Batch-shaped int32 tensor for info codes (rank 0 for a single matrix).
 inline Tensor<std::int32_t> info_tensor(const Shape& input_shape) {
   return Tensor<std::int32_t>::zeros(mat_batch_shape(input_shape));

@@ -117,8 +117,8 @@ SubnormalPivots subnormal_pivots(const Tensor<T>& LU) {
 }
 
 // Which matrices of a batch det's rules take through the adjugate: the exactly singular ones
-// (det == 0), and, when the rule's result is differentiated again (near), the
-// nearly singular ones too: min |u_ii| <= eps^(1/3) max |u_ii| on the LU (differentiated_again). There the LU rules'
+// (det == 0), and, when the rule's result is differentiated again (near: differentiated_again),
+// the nearly singular ones too: min |u_ii| <= eps^(1/3) max |u_ii| on the LU. There the LU rules'
 // derivative, det A^-1 dA A^-1 - det tr(A^-1 dA) A^-1, cancels terms of size det / sigma_min^2 to
 // a result of size det / sigma_min, losing about eps / sigma_min relative to it (all of it when A
 // is singular up to rounding); the adjugate's frame rules lose nothing. The first derivative,
@@ -130,15 +130,6 @@ SubnormalPivots subnormal_pivots(const Tensor<T>& LU) {
 // D = diag(1 + k / n^2), k = 1..n (distinct singular values whose products stay within [1, e], so
 // no inf even in anomaly mode). Selecting never multiplies, so the replaced matrices contribute
 // exact zeros, also to higher derivatives.
-// Whether a rule's result will be differentiated again: recorded (recording on and an input
-// tracked) or the inputs carry tangents (narrower than higher_order, which holds in every JVP rule
-// while recording is on).
-template <class... X>
-bool differentiated_again(const X&... x) {
-  return (is_grad_enabled() && (... || (x.defined() && x.tracks_grad()))) ||
-         (... || (x.defined() && static_cast<bool>(x.impl()->tangent)));
-}
-
 template <class T>
 struct SingularSplit {
   enum Kind { kNone, kAll, kSome } kind = kNone;
