@@ -14,12 +14,17 @@ if(TENAX_PROVIDER STREQUAL "eigen")
   # One file per routine family (gesdd: one per dtype), so the heavy Eigen solvers compile in parallel.
   set(_tenax_provider_sources src/cpu/provider_eigen.cpp src/cpu/provider_eigen_lu.cpp
       src/cpu/provider_eigen_cholesky.cpp src/cpu/provider_eigen_qr.cpp src/cpu/provider_eigen_syevd.cpp
+      src/cpu/eigen_syevd.cpp
       src/cpu/provider_eigen_gesdd_f32.cpp src/cpu/provider_eigen_gesdd_f64.cpp
       src/cpu/provider_eigen_gesdd_c64.cpp src/cpu/provider_eigen_gesdd_c128.cpp)
   set(_tenax_provider_dep tenax_dep::eigen)
 else()
-  set(_tenax_provider_sources src/cpu/provider_cblas.cpp)
+  # The CBLAS provider also takes Eigen's eigensolver for small matrices (eigen_syevd.cpp);
+  # Eigen is header-only, so it stays a build-time dependency of tenax itself.
+  set(_tenax_provider_sources src/cpu/provider_cblas.cpp src/cpu/eigen_syevd.cpp)
   set(_tenax_provider_dep tenax_dep::blas)
+  tenax_find_provider_deps(eigen)
+  set(_tenax_provider_private_dep tenax_dep::eigen)
 endif()
 target_link_libraries(tenax_provider INTERFACE $<BUILD_INTERFACE:${_tenax_provider_dep}>
                                                $<INSTALL_INTERFACE:${_tenax_provider_dep}>)
@@ -28,7 +33,7 @@ add_library(tenax_provider_objects OBJECT ${_tenax_provider_sources})
 target_compile_features(tenax_provider_objects PRIVATE cxx_std_20)
 target_include_directories(tenax_provider_objects PRIVATE ${PROJECT_SOURCE_DIR}/include)
 target_compile_definitions(tenax_provider_objects PRIVATE TENAX_PROVIDER_${_tenax_provider_up})
-target_link_libraries(tenax_provider_objects PRIVATE ${_tenax_provider_dep})
+target_link_libraries(tenax_provider_objects PRIVATE ${_tenax_provider_dep} ${_tenax_provider_private_dep})
 set_target_properties(tenax_provider_objects PROPERTIES POSITION_INDEPENDENT_CODE ON)
 if(NOT MSVC)
   target_compile_options(tenax_provider_objects PRIVATE -Wall -Wextra)

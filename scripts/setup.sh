@@ -46,7 +46,7 @@ packages=(
   cmake g++ make ninja-build
   ccache                           # scripts/test.sh: the second provider's build reuses the first's objects
   libopenblas-dev liblapacke-dev   # default CPU provider (CBLAS + LAPACKE)
-  libeigen3-dev                    # the Eigen provider
+  libeigen3-dev                    # the Eigen provider, and small eigensolvers in every provider
   libgtest-dev                     # tests
   libbenchmark-dev                 # benchmarks
 )

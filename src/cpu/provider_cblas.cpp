@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "eigen_syevd.hpp"
 #include "scaled_trsm.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/core/error.hpp"
@@ -317,11 +318,21 @@ TENAX_ORGQR(c64, LAPACKE_cungqr_work)
 TENAX_ORGQR(c128, LAPACKE_zungqr_work)
 #undef TENAX_ORGQR
 
+// With eigenvectors, small matrices go to Eigen's SelfAdjointEigenSolver (eigen_syevd.cpp):
+// LAPACK's syevd pays for sytrd + steqr + ormtr calls, with their workspaces and argument checks,
+// and at these orders Eigen's one-pass tridiagonalization and QR iteration are faster. Measured on
+// the development machine (one thread, OpenBLAS 0.3.21, interleaved medians, Eigen / syevd): real
+// 0.4-0.6 for n = 3..24 and 0.7 at 32, 0.9 at 48; complex 0.5-0.8 for n = 2..24, 1.3 at 32. Without
+// vectors LAPACK's sterf path is the faster one (Eigen 1.4-2x slower at n <= 12), so it stays.
+template <class T>
+constexpr std::int64_t kSmallEigenSyevd = is_complex_v<T> ? 24 : 32;
+
 #define TENAX_SYEVD_REAL(T, fn)                                                                                   \
   template <>                                                                                                     \
   int syevd<T>(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda, T* w) {                           \
     count_call(Routine::syevd);                                                                                   \
     if (n == 0) return 0;                                                                                         \
+    if (vectors && n <= kSmallEigenSyevd<T>) return eigen_syevd<T>(vectors, uplo, n, A, lda, w);                  \
     const char jobz = vectors ? 'V' : 'N', up = static_cast<char>(uplo);                                          \
     const WorkSizes s = cached_work({static_cast<int>(Routine::syevd), type_tag<T>(), n, lda, jobz, up}, [&] {    \
       T q{};                                                                                                      \
@@ -342,6 +353,7 @@ TENAX_SYEVD_REAL(double, LAPACKE_dsyevd_work)
   int syevd<T>(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda, R* w) {                         \
     count_call(Routine::syevd);                                                                                 \
     if (n == 0) return 0;                                                                                       \
+    if (vectors && n <= kSmallEigenSyevd<T>) return eigen_syevd<T>(vectors, uplo, n, A, lda, w);                \
     const char jobz = vectors ? 'V' : 'N', up = static_cast<char>(uplo);                                        \
     const WorkSizes s = cached_work({static_cast<int>(Routine::syevd), type_tag<T>(), n, lda, jobz, up}, [&] {  \
       T q{};                                                                                                    \
