@@ -49,7 +49,6 @@ int eigen_syevd(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda,
 template int eigen_syevd<float>(bool, Uplo, std::int64_t, float*, std::int64_t, float*);
 template int eigen_syevd<double>(bool, Uplo, std::int64_t, double*, std::int64_t, double*);
 template int eigen_syevd<std::complex<float>>(bool, Uplo, std::int64_t, std::complex<float>*, std::int64_t, float*);
-template int eigen_syevd<std::complex<double>>(bool, Uplo, std::int64_t, std::complex<double>*, std::int64_t,
-                                               double*);
+template int eigen_syevd<std::complex<double>>(bool, Uplo, std::int64_t, std::complex<double>*, std::int64_t, double*);
 
 }  // namespace tenax::cpu
