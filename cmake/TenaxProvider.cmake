@@ -19,9 +19,11 @@ if(TENAX_PROVIDER STREQUAL "eigen")
       src/cpu/provider_eigen_gesdd_c64.cpp src/cpu/provider_eigen_gesdd_c128.cpp)
   set(_tenax_provider_dep tenax_dep::eigen)
 else()
-  # The CBLAS provider also takes Eigen's eigensolver for small matrices (eigen_syevd.cpp);
+  # The CBLAS provider also takes Eigen's eigensolver and SVD for small matrices (eigen_syevd.cpp,
+  # eigen_small_gesdd.cpp);
   # Eigen is header-only, so it stays a build-time dependency of tenax itself.
-  set(_tenax_provider_sources src/cpu/provider_cblas.cpp src/cpu/eigen_syevd.cpp)
+  set(_tenax_provider_sources src/cpu/provider_cblas.cpp src/cpu/eigen_syevd.cpp
+      src/cpu/eigen_small_gesdd.cpp)
   set(_tenax_provider_dep tenax_dep::blas)
   tenax_find_provider_deps(eigen)
   set(_tenax_provider_private_dep tenax_dep::eigen)

@@ -8,7 +8,9 @@ template <>
 int gesdd<std::complex<double>>(char jobz, std::int64_t m, std::int64_t n, std::complex<double>* A, std::int64_t lda,
                                 real_t<std::complex<double>>* s, std::complex<double>* U, std::int64_t ldu,
                                 std::complex<double>* VT, std::int64_t ldvt) {
-  return eigen_gesdd<std::complex<double>>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
+  count_call(Routine::gesdd);
+  Eigen::BDCSVD<Mat<std::complex<double>>> svd;
+  return eigen_gesdd<std::complex<double>>(svd, jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
 }
 
 }  // namespace tenax::cpu

@@ -8,7 +8,9 @@ template <>
 int gesdd<std::complex<float>>(char jobz, std::int64_t m, std::int64_t n, std::complex<float>* A, std::int64_t lda,
                                real_t<std::complex<float>>* s, std::complex<float>* U, std::int64_t ldu,
                                std::complex<float>* VT, std::int64_t ldvt) {
-  return eigen_gesdd<std::complex<float>>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
+  count_call(Routine::gesdd);
+  Eigen::BDCSVD<Mat<std::complex<float>>> svd;
+  return eigen_gesdd<std::complex<float>>(svd, jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
 }
 
 }  // namespace tenax::cpu

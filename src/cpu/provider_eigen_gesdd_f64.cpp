@@ -7,7 +7,9 @@ namespace tenax::cpu {
 template <>
 int gesdd<double>(char jobz, std::int64_t m, std::int64_t n, double* A, std::int64_t lda, real_t<double>* s, double* U,
                   std::int64_t ldu, double* VT, std::int64_t ldvt) {
-  return eigen_gesdd<double>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
+  count_call(Routine::gesdd);
+  Eigen::BDCSVD<Mat<double>> svd;
+  return eigen_gesdd<double>(svd, jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
 }
 
 }  // namespace tenax::cpu

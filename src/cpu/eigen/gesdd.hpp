@@ -1,14 +1,15 @@
 #pragma once
-// Internal to the Eigen provider: gesdd on BDCSVD.
+// Internal to the Eigen SVDs: LAPACK's gesdd contract on an Eigen SVD solver (BDCSVD in the Eigen
+// provider, JacobiSVD for the CBLAS provider's smallest matrices, eigen_small_gesdd.cpp). Not
+// counted: the caller counts its gesdd.
 #include "common.hpp"
 
 namespace tenax::cpu {
 namespace {
 
-template <class T>
-int eigen_gesdd(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, real_t<T>* s, T* U, std::int64_t ldu,
-                T* VT, std::int64_t ldvt) {
-  count_call(Routine::gesdd);
+template <class T, class Svd>
+int eigen_gesdd(Svd& svd, char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, real_t<T>* s, T* U,
+                std::int64_t ldu, T* VT, std::int64_t ldvt) {
   if (m == 0 || n == 0) return 0;
   const bool all = jobz == 'A', some = jobz == 'S', over = jobz == 'O', none = jobz == 'N';
   const std::int64_t mn = std::min(m, n);
@@ -23,8 +24,7 @@ int eigen_gesdd(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t ld
   unsigned opts = 0;
   if (all) opts = Eigen::ComputeFullU | Eigen::ComputeFullV;
   if (some || over) opts = Eigen::ComputeThinU | Eigen::ComputeThinV;
-  const Mat<T> a = a_in;
-  Eigen::BDCSVD<Mat<T>> svd(a, opts);
+  svd.compute(a_in, opts);  // reads all of A before anything below writes it (jobz 'O')
   if (svd.info() != Eigen::Success) return 1;
   VMap<real_t<T>>(s, mn) = svd.singularValues();
   if (none) return 0;
