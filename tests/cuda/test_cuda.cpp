@@ -4,7 +4,9 @@
 // every op and whether it has a CUDA kernel.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <complex>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -162,6 +164,10 @@ TEST(Cuda, CastsConvertLikeTheCpu) {
   const auto r = input<float>({3, 4}, 32, -2, 2);
   expect_close(tx::cast<C>(r.to(gpu)), tx::cast<C>(r), 0, "f32 -> c128");
   EXPECT_EQ(tx::cast<std::int64_t>(r.to(gpu)).to(tx::Device::cpu()).to_vector(), tx::cast<std::int64_t>(r).to_vector());
+  // Saturating float -> integer conversions: the device functor is the host one.
+  const auto big = tx::Tensor<double>::from_col_major({4}, {std::nan(""), 1e300, -1e300, -2.5});
+  EXPECT_EQ(tx::cast<std::int32_t>(big.to(gpu)).to(tx::Device::cpu()).to_vector(),
+            (std::vector<std::int32_t>{0, INT32_MAX, INT32_MIN, -2}));
 }
 
 template <class T>

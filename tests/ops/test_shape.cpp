@@ -395,6 +395,18 @@ TEST(Shape, Cast) {
   EXPECT_EQ(tx::cast<std::int64_t>(v).to_vector(), (std::vector<std::int64_t>{1, -1, 0, 2}));
   const auto bv = tx::cast<bool>(v).to_vector();
   EXPECT_EQ(std::vector<bool>(bv.begin(), bv.end()), (std::vector<bool>{true, true, false, true}));
+  // Out of range saturates and NaN becomes 0 (a plain conversion is undefined behaviour there).
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const auto big = Tensor<double>::from_col_major({7}, {nan, 1e300, -1e300, inf, -inf, 2147483647.9, -2147483648.9});
+  EXPECT_EQ(tx::cast<std::int32_t>(big).to_vector(),
+            (std::vector<std::int32_t>{0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN}));
+  EXPECT_EQ(tx::cast<std::int64_t>(big).to_vector(),
+            (std::vector<std::int64_t>{0, INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 2147483647, -2147483648}));
+  const auto big32 = Tensor<float>::from_col_major({3}, {9.3e18f, -9.3e18f, 2147483520.0f});
+  EXPECT_EQ(tx::cast<std::int64_t>(big32).to_vector(), (std::vector<std::int64_t>{INT64_MAX, INT64_MIN, 2147483520}));
+  EXPECT_EQ(tx::cast<std::int32_t>(big32).to_vector(), (std::vector<std::int32_t>{INT32_MAX, INT32_MIN, 2147483520}));
+  EXPECT_EQ(tx::cast<std::int32_t>(Tensor<C>::from_col_major({2}, {C(nan, 1), C(-3e10, 0)})).to_vector(),
+            (std::vector<std::int32_t>{0, INT32_MIN}));
   // A complex value is nonzero when either part is.
   const auto zb = tx::cast<bool>(Tensor<C>::from_col_major({3}, {C(0, 1), C(2, 0), C(0, 0)})).to_vector();
   EXPECT_EQ(std::vector<bool>(zb.begin(), zb.end()), (std::vector<bool>{true, true, false}));

@@ -342,18 +342,35 @@ struct FoldMin {
   }
 };
 
+// Floating to int32/int64: NaN becomes 0 and values beyond the range saturate at its ends, where
+// a plain static_cast is undefined behaviour. Values in range are truncated toward zero.
+template <class D, class R>
+TENAX_HD D saturating_int(R v) {
+  static_assert(sizeof(D) == 4 || sizeof(D) == 8);
+  constexpr R lo = sizeof(D) == 4 ? R(-2147483648.0) : R(-9223372036854775808.0);  // -2^31, -2^63: exact
+  if (v != v) return D(0);
+  if (v <= lo) return static_cast<D>(lo);
+  if (v >= -lo) return static_cast<D>(-(static_cast<D>(lo) + 1));
+  return static_cast<D>(v);
+}
+
 // Element conversion for casts and copies: complex to real keeps the real part, real to complex
-// gets a zero imaginary part.
+// gets a zero imaginary part; floating to integer saturates (saturating_int).
 template <class D>
 struct Convert {
   template <class S>
   TENAX_HD D operator()(S v) const {
+    constexpr bool to_int = std::is_integral_v<D> && !std::is_same_v<D, bool>;
     if constexpr (is_complex_v<S> && std::is_same_v<D, bool>)
       return math::real_(v) != 0 || math::imag_(v) != 0;  // nonzero, as for real values
+    else if constexpr (is_complex_v<S> && to_int)
+      return saturating_int<D>(math::real_(v));
     else if constexpr (is_complex_v<S> && !is_complex_v<D>)
       return static_cast<D>(math::real_(v));
     else if constexpr (is_complex_v<D> && !is_complex_v<S>)
       return D(static_cast<real_t<D>>(v), real_t<D>(0));
+    else if constexpr (to_int && std::is_floating_point_v<S>)
+      return saturating_int<D>(v);
     else
       return static_cast<D>(v);
   }

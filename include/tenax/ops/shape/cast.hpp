@@ -1,5 +1,6 @@
 #pragma once
-// cast: converts the element type (complex to real keeps the real part); clone: a contiguous copy.
+// cast: converts the element type (complex to real keeps the real part; floating to int32/int64
+// truncates toward zero, saturates out of range and sends NaN to 0); clone: a contiguous copy.
 #include "tenax/ad/apply.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -79,6 +80,7 @@ Tensor<T> clone(const Tensor<T>& x) {
 // A contiguous tensor with the same values: the input itself when already contiguous.
 template <Scalar T>
 Tensor<T> contiguous(const Tensor<T>& x) {
+  detail::check_defined("contiguous", x);
   return x.is_contiguous() ? x : clone(x);
 }
 
