@@ -35,7 +35,7 @@ TEST(Errors, UndefinedTensorRaises) {
   const char* undefined = "undefined";
   expect_error([&] { (void)u.shape(); }, "[tensor]", {undefined});
   expect_error([&] { (void)u.numel(); }, "[tensor]", {undefined});
-  expect_error([&] { (void)u.item(); }, "[tensor]", {undefined});
+  expect_error([&] { (void)u.item(); }, "[item]", {undefined});
   expect_error([&] { (void)u.to_vector(); }, "[", {undefined});
   expect_error([&] { (void)tx::exp(u); }, "[exp]", {undefined});
   expect_error([&] { (void)tx::add(x, u); }, "[add]", {undefined});
@@ -90,25 +90,88 @@ TEST(Errors, BroadcastMismatchNamesOpAndShapes) {
 
 TEST(Errors, BadAxis) {
   const auto a = TD::zeros({2, 3});
-  expect_error([&] { tx::sum(a, {2}); }, "[sum] axis 2 out of range for rank 2");
-  expect_error([&] { tx::sum(a, {-3}); }, "[sum] axis -3 out of range for rank 2");
-  expect_error([&] { tx::sum(a, {0, 0}); }, "[sum] axis 0 listed twice");
+  expect_error([&] { tx::sum(a, {2}); }, "[sum] axis 2 out of range for a f64 tensor of shape [2, 3] on cpu");
+  expect_error([&] { tx::sum(a, {-3}); }, "[sum] axis -3 out of range for a f64 tensor of shape [2, 3] on cpu");
+  expect_error([&] { tx::sum(a, {0, 0}); }, "[sum] axis 0 listed twice (f64 tensor of shape [2, 3] on cpu)");
   expect_error([&] { tx::sum(a, {1, -1}); }, "[sum] axis -1 listed twice");
   expect_error([&] { tx::mean(a, {5}); }, "[mean] axis 5 out of range");
   expect_error([&] { tx::prod(a, {5}); }, "[prod] axis 5 out of range");
   expect_error([&] { tx::max(a, {5}); }, "[max] axis 5 out of range");
   expect_error([&] { tx::min(a, {-9}); }, "[min] axis -9 out of range");
-  expect_error([&] { a.slice(2, 0, 1); }, "[slice] axis 2 out of range for rank 2");
+  expect_error([&] { a.slice(2, 0, 1); }, "[slice] axis 2 out of range for a f64 tensor of shape [2, 3]");
   expect_error([&] { a.slice(0, 0, 1, 0); }, "[slice] step must be positive, got 0");
   expect_error([&] { a.transpose(0, 2); }, "[transpose] axis 2 out of range");
   expect_error([&] { a.permute({0, 0}); }, "[permute] order [0, 0] repeats dimension 0");
   expect_error([&] { a.permute({0}); }, "[permute] order [0] does not match rank 2");
   expect_error([&] { a.squeeze(0); }, "[squeeze] dimension 0 of shape [2, 3] is not 1");
   expect_error([&] { a.squeeze(3); }, "[squeeze] axis 3 out of range");
-  expect_error([&] { a.unsqueeze(4); }, "[unsqueeze] axis 4 out of range for rank 3");
+  expect_error([&] { a.unsqueeze(4); },
+               "[unsqueeze] axis 4 out of range for inserting into a f64 tensor of shape [2, 3] on cpu (axes -3 to 2)");
   expect_error([&] { a.diagonal(0, 1, 1); }, "[diagonal] dimensions must differ");
   expect_error([&] { a.size(2); }, "[size] axis 2 out of range for rank 2");
   expect_error([&] { tx::concat<double>({a, a}, 2); }, "[concat] axis 2 out of range");
+}
+
+// An undefined (default-constructed) input is reported by the op it was passed to.
+TEST(Errors, UndefinedInputsNameTheOp) {
+  const TD u;
+  const auto a = TD::zeros({2, 2});
+  const std::string msg = "undefined input tensor (default-constructed)";
+  auto expect_named = [&](const std::string& op, auto&& f) { expect_error(f, "[" + op + "] " + msg); };
+  expect_named("isfinite", [&] { tx::isfinite(u); });
+  expect_named("imag", [&] { tx::imag(u); });
+  expect_named("real", [&] { tx::real(u); });
+  expect_named("conj", [&] { tx::conj(u); });
+  expect_named("eq", [&] { tx::eq(u, a); });
+  expect_named("ge", [&] { tx::ge(a, u); });
+  expect_named("sum", [&] { tx::sum(u); });
+  expect_named("sum", [&] { tx::sum(u, {0}); });
+  expect_named("mean", [&] { tx::mean(u); });
+  expect_named("mean", [&] { tx::mean(u, {0}); });
+  expect_named("prod", [&] { tx::prod(u); });
+  expect_named("max", [&] { tx::max(u, {0}); });
+  expect_named("min", [&] { tx::min(u); });
+  expect_named("sum_to", [&] { tx::sum_to(u, {1}); });
+  expect_named("broadcast_to", [&] { tx::broadcast_to(u, {2}); });
+  expect_named("expand", [&] { tx::expand(u, {2}); });
+  expect_named("flatten", [&] { tx::flatten(u); });
+  expect_named("tril", [&] { tx::tril(u); });
+  expect_named("triu", [&] { tx::triu(u); });
+  expect_named("diag", [&] { tx::diag(u); });
+  expect_named("diag_embed", [&] { tx::diag_embed(u); });
+  expect_named("concat", [&] { tx::concat<double>({a, u}, 0); });
+  expect_named("stack", [&] { tx::stack<double>({u, a}, 0); });
+  expect_named("contiguous", [&] { tx::contiguous(u); });
+  expect_named("transpose", [&] { u.mT(); });
+  expect_named("permute", [&] { u.permute({1, 0}); });
+  expect_named("reshape", [&] { u.reshape({4}); });
+  expect_named("slice", [&] { u.slice(0, 0, 1); });
+  expect_named("diagonal", [&] { u.diagonal(); });
+  expect_named("squeeze", [&] { u.squeeze(0); });
+  expect_named("unsqueeze", [&] { u.unsqueeze(0); });
+  expect_named("to_device", [&] { u.to(tx::Device::cpu()); });
+  expect_named("matmul", [&] { tx::matmul(a, u); });
+  expect_named("matmul", [&] { tx::matmul(u, a); });
+  expect_named("eigvalsh", [&] { tx::linalg::eigvalsh(u); });
+  expect_error([&] { u.item(); }, "[item] undefined tensor");
+  expect_error([&] { u.to_vector(); }, "[to_vector] undefined tensor");
+  expect_error([&] { u.at({0}); }, "[at] undefined tensor");
+  // Function transforms name themselves, and print "undefined" rather than the 0-d shape [].
+  const auto x = TD::ones({2});
+  auto jitted = tx::jit([](const TD& v) { return tx::exp(v); });
+  expect_error([&] { jitted(u); }, "[jit] input 0 is undefined");
+  expect_error([&] { tx::vjp([](const TD&) { return TD(); }, x); }, "[vjp] the function returned an undefined tensor");
+  expect_error([&] { tx::jvp([](const TD&) { return TD(); }, x, x); },
+               "[jvp] the function returned an undefined tensor");
+  expect_error([&] { tx::vjp([](const TD& v) { return v; }, u); }, "[vjp] undefined input");
+  expect_error([&] { tx::jvp([](const TD& v) { return v; }, u, x); }, "[jvp] tangent of shape [2]",
+               {"primal of shape undefined"});
+  expect_error([&] { tx::jvp([](const TD& v) { return v; }, x, u); }, "[jvp] tangent of shape undefined");
+  expect_error([&] { tx::grad([](const TD&) { return TD(); }, x); }, "[grad]", {"got shape undefined"});
+  expect_error([&] { u.backward(); }, "[backward]", {"got shape undefined"});
+  expect_error([&] { x.requires_grad().backward(u); }, "[backward] cotangent of shape undefined");
+  const auto pullback = tx::vjp([](const TD& v) { return tx::mul(v, v); }, x).second;
+  expect_error([&] { pullback(u); }, "[vjp] cotangent of shape undefined");
 }
 
 TEST(Errors, NegativeDimensions) {
@@ -172,6 +235,13 @@ TEST(Errors, RankAboveEightThrows) {
   EXPECT_EQ(r8.dim(), 8);
   expect_error([&] { r8.unsqueeze(0); }, "[unsqueeze] rank 9 exceeds the maximum of 8");
   expect_error([&] { r8.reshape({1, 1, 1, 1, 1, 1, 1, 1, 2}); }, "[shape] rank exceeds the maximum of 8");
+  // Ops that add a dimension name themselves.
+  expect_error(
+      [&] {
+        tx::stack<double>({r8, r8}, 0);
+      },
+      "[stack] the result's rank 9 exceeds the maximum of 8", {"f64", "[1, 1, 1, 1, 1, 1, 1, 2]"});
+  expect_error([&] { tx::diag_embed(r8); }, "[diag_embed] the result's rank 9 exceeds the maximum of 8");
   tx::Shape s;
   expect_error([&] { s.resize(9); }, "[shape] rank 9 exceeds the maximum of 8");
   expect_error([&] { s.resize(-1); }, "[shape] rank -1 exceeds the maximum of 8");

@@ -71,8 +71,8 @@ Y result_of_transform(const Y& t, bool keep) {
 // the function's uses of its argument, not those of x the function closes over; the enclosing
 // pass differentiates through the view to x. Otherwise a fresh leaf sharing x's data (and tangent).
 template <class T>
-Tensor<T> grad_input(const Tensor<T>& x, bool& nested) {
-  TENAX_CHECK(x.defined(), "grad", "undefined input");
+Tensor<T> grad_input(const Tensor<T>& x, bool& nested, const char* op) {
+  TENAX_CHECK(x.defined(), op, "undefined input");
   if (x.tracks_grad() && is_grad_enabled()) {
     nested = true;
     return detail::apply(ops::Reshape{x.shape()}, x);
@@ -89,7 +89,7 @@ template <class Y>
 void check_scalar_loss(const Y& y) {
   using R = typename Y::value_type;
   TENAX_CHECK(y.defined() && y.numel() == 1, "grad", "the function must return a one-element tensor, got shape ",
-              y.defined() ? y.shape() : Shape{});
+              shape_or_undefined(y));
   TENAX_CHECK(!is_complex_v<R>, "grad", "the function must return a real scalar, got ", dtype_traits<R>::name);
 }
 
@@ -100,7 +100,7 @@ void check_scalar_loss(const Y& y) {
 template <class F, Floating... T>
 requires(sizeof...(T) > 0) auto value_and_grad(F&& f, const Tensor<T>&... x) {
   bool nested = false;
-  std::tuple<Tensor<T>...> xi{detail::grad_input(x, nested)...};
+  std::tuple<Tensor<T>...> xi{detail::grad_input(x, nested, "grad")...};
   nested = nested || detail::inside_transform();
   auto y = [&] {
     GradModeGuard on(true);
@@ -139,7 +139,7 @@ requires(sizeof...(T) > 0) auto grad(F&& f, const Tensor<T>&... x) {
 template <class F, Floating T>
 auto vjp(F&& f, const Tensor<T>& x) {
   bool nested = false;
-  Tensor<T> xi = detail::grad_input(x, nested);
+  Tensor<T> xi = detail::grad_input(x, nested, "vjp");
   nested = nested || detail::inside_transform();
   auto y = [&] {
     GradModeGuard on(true);
@@ -147,9 +147,10 @@ auto vjp(F&& f, const Tensor<T>& x) {
     return f(xi);
   }();
   using Y = decltype(y);
+  TENAX_CHECK(y.defined(), "vjp", "the function returned an undefined tensor");
   auto pullback = [xi, y, nested, shape = x.shape(), dev = x.device()](const Y& gy) -> Tensor<T> {
-    TENAX_CHECK(gy.defined() && gy.shape() == y.shape(), "vjp", "cotangent of shape ",
-                gy.defined() ? gy.shape() : Shape{}, " for an output of shape ", y.shape());
+    TENAX_CHECK(gy.defined() && gy.shape() == y.shape(), "vjp", "cotangent of shape ", detail::shape_or_undefined(gy),
+                " for an output of shape ", y.shape());
     if (!y.tracks_grad()) return Tensor<T>::zeros(shape, dev);
     const detail::ImplPtr roots[] = {y.impl()};
     const detail::ImplPtr seeds[] = {gy.impl()};
@@ -169,7 +170,7 @@ namespace detail {
 template <class F, class T>
 auto nested_jvp(F& f, const Tensor<T>& x, const Tensor<T>& dx) {
   bool nested = false;
-  Tensor<T> xi = grad_input(x, nested);  // keeps x's tangent
+  Tensor<T> xi = grad_input(x, nested, "jvp");  // keeps x's tangent
   nested = nested || inside_transform();
   auto y = [&] {
     GradModeGuard on(true);
@@ -178,6 +179,7 @@ auto nested_jvp(F& f, const Tensor<T>& x, const Tensor<T>& dx) {
     return f(xi);
   }();
   using Y = decltype(y);
+  TENAX_CHECK(y.defined(), "jvp", "the function returned an undefined tensor");
   // J dx stays differentiable with respect to what the caller differentiates: x (nested) or dx.
   const bool keep_dy = nested || (dx.tracks_grad() && is_grad_enabled());
   Y dy;
@@ -202,8 +204,8 @@ auto nested_jvp(F& f, const Tensor<T>& x, const Tensor<T>& dx) {
 template <class F, Floating T>
 auto jvp(F&& f, const Tensor<T>& x, const Tensor<T>& dx) {
   TENAX_CHECK(x.defined() && dx.defined() && dx.shape() == x.shape() && dx.device() == x.device(), "jvp",
-              "tangent of shape ", dx.defined() ? dx.shape() : Shape{}, " on ", dx.defined() ? dx.device().str() : "?",
-              " for a primal of shape ", x.shape(), " on ", x.device().str());
+              "tangent of shape ", detail::shape_or_undefined(dx), " on ", dx.defined() ? dx.device().str() : "?",
+              " for a primal of shape ", detail::shape_or_undefined(x), " on ", x.defined() ? x.device().str() : "?");
   if (x.impl()->tangent || detail::forward_depth() > 0) return detail::nested_jvp(f, x, dx);
   detail::ImplPtr p = detail::shallow_copy(*x.impl());
   p->requires_grad = x.impl()->requires_grad;
@@ -215,6 +217,7 @@ auto jvp(F&& f, const Tensor<T>& x, const Tensor<T>& dx) {
     return f(Tensor<T>(std::move(p)));
   }();
   using Y = decltype(y);
+  TENAX_CHECK(y.defined(), "jvp", "the function returned an undefined tensor");
   Y dy = y.tangent().defined() ? y.tangent() : Y::zeros(y.shape(), y.device());
   detail::ImplPtr q = detail::shallow_copy(*y.impl());
   q->requires_grad = y.impl()->requires_grad;

@@ -51,15 +51,14 @@ void Tensor<T>::zero_grad() const {
 template <Scalar T>
 void Tensor<T>::backward() const {
   TENAX_CHECK(defined() && numel() == 1, "backward", "implicit cotangent needs a one-element tensor, got shape ",
-              defined() ? shape() : Shape{});
+              detail::shape_or_undefined(*this));
   backward(Tensor::ones(shape(), device()));
 }
 
 template <Scalar T>
 void Tensor<T>::backward(const Tensor& cotangent, bool create_graph) const {
   TENAX_CHECK(defined() && cotangent.defined() && cotangent.shape() == shape(), "backward", "cotangent of shape ",
-              cotangent.defined() ? cotangent.shape() : Shape{}, " for a tensor of shape ",
-              defined() ? shape() : Shape{});
+              detail::shape_or_undefined(cotangent), " for a tensor of shape ", detail::shape_or_undefined(*this));
   const detail::ImplPtr roots[] = {impl_};
   const detail::ImplPtr grads[] = {cotangent.impl()};
   detail::run_backward({roots, grads, {}, create_graph});

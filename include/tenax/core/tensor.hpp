@@ -188,6 +188,7 @@ class Tensor {
   T* mutable_data() const { return static_cast<T*>(body().data()); }
   // Element at a multi-index (CPU only; bounds checked).
   T at(std::initializer_list<std::int64_t> idx) const {
+    TENAX_CHECK(defined(), "at", "undefined tensor (default-constructed)");
     TENAX_CHECK(device().is_cpu(), "at", "element access needs a CPU tensor, got ", device().str());
     TENAX_CHECK(static_cast<int>(idx.size()) == dim(), "at", "index of rank ", idx.size(), " for tensor of shape ",
                 shape());
@@ -201,6 +202,7 @@ class Tensor {
   }
   // The single element of a one-element tensor.
   T item() const {
+    TENAX_CHECK(defined(), "item", "undefined tensor (default-constructed)");
     TENAX_CHECK(numel() == 1, "item", "tensor of shape ", shape(), " has ", numel(), " elements");
     Tensor c = device().is_cpu() ? *this : to(Device::cpu());
     std::int64_t off = 0;  // all dimensions have size 1
@@ -208,6 +210,7 @@ class Tensor {
   }
   // All elements in column-major order.
   std::vector<T> to_vector() const {
+    TENAX_CHECK(defined(), "to_vector", "undefined tensor (default-constructed)");
     Tensor c = tenax::contiguous(device().is_cpu() ? *this : to(Device::cpu()));
     return std::vector<T>(c.data(), c.data() + c.numel());
   }
@@ -275,5 +278,39 @@ class Tensor {
 
   detail::ImplPtr impl_;
 };
+
+namespace detail {
+// Raises op's error when an input is an undefined (default-constructed) tensor. Ops that read an
+// input's shape before detail::apply (which checks too) call it first, so the message names them.
+template <class... Ts>
+void check_defined(std::string_view op, const Ts&... xs) {
+  if (!(... && xs.defined())) [[unlikely]]
+    fail(op, "undefined input tensor (default-constructed)");
+}
+}  // namespace detail
+
+namespace detail {
+// An operand's shape in an error message, or "undefined" for an undefined tensor (which printing
+// Shape{} would show as "[]", a valid 0-d shape).
+struct ShapeOrUndefined {
+  const TensorImpl* t;
+};
+inline std::ostream& operator<<(std::ostream& os, ShapeOrUndefined s) {
+  return s.t ? os << s.t->shape : os << "undefined";
+}
+template <class T>
+ShapeOrUndefined shape_or_undefined(const Tensor<T>& t) {
+  return {t.impl().get()};
+}
+}  // namespace detail
+
+// wrap_axis (core/shape.hpp) with the whole input in its message: shape, dtype and device.
+template <Scalar T>
+int wrap_axis(std::int64_t axis, const Tensor<T>& x, std::string_view op) {
+  const int rank = x.dim();
+  TENAX_CHECK(axis >= -rank && axis < rank, op, "axis ", axis, " out of range for a ", dtype_traits<T>::name,
+              " tensor of shape ", x.shape(), " on ", x.device().str());
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
 
 }  // namespace tenax

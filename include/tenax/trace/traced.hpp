@@ -254,6 +254,12 @@ class Jit {
   requires(sizeof...(T) > 0) auto operator()(const Tensor<T>&... x) {
     using R = std::decay_t<std::invoke_result_t<F&, const Tensor<T>&...>>;
     using C = Compiled<R, T...>;
+    std::size_t k = 0;
+    auto check_defined = [&k](bool defined) {
+      TENAX_CHECK(defined, "jit", "input ", k, " is undefined (default-constructed)");
+      ++k;
+    };
+    (check_defined(x.defined()), ...);
     std::uint64_t h = (static_cast<std::uint64_t>(sizeof...(T)) << 56) ^ typeid(C).hash_code();
     auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
     ((mix(static_cast<std::uint64_t>(x.impl()->dtype)), mix(static_cast<std::uint64_t>(x.device().index) + 1),

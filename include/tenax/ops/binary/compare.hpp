@@ -24,31 +24,37 @@ struct Compare {
 
 template <Scalar T>
 Tensor<bool> eq(const Tensor<T>& a, const Tensor<T>& b) {
+  detail::check_defined("eq", a, b);
   return detail::apply_nondiff(ops::Compare<fn::Eq>{"eq"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> ne(const Tensor<T>& a, const Tensor<T>& b) {
+  detail::check_defined("ne", a, b);
   return detail::apply_nondiff(ops::Compare<fn::Ne>{"ne"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> lt(const Tensor<T>& a, const Tensor<T>& b) {
+  detail::check_defined("lt", a, b);
   return detail::apply_nondiff(ops::Compare<fn::Lt>{"lt"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> le(const Tensor<T>& a, const Tensor<T>& b) {
+  detail::check_defined("le", a, b);
   return detail::apply_nondiff(ops::Compare<fn::Le>{"le"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> gt(const Tensor<T>& a, const Tensor<T>& b) {
+  detail::check_defined("gt", a, b);
   return detail::apply_nondiff(ops::Compare<fn::Gt>{"gt"}, a, b);
 }
 
 template <Scalar T>
 Tensor<bool> ge(const Tensor<T>& a, const Tensor<T>& b) {
+  detail::check_defined("ge", a, b);
   return detail::apply_nondiff(ops::Compare<fn::Ge>{"ge"}, a, b);
 }
 

@@ -94,7 +94,7 @@ std::pair<Tensor<T>, Tensor<std::int32_t>> run(const Tensor<T>& A, bool upper) {
 template <Floating T>
 Tensor<T> cholesky(const Tensor<T>& A, bool upper = false) {
   auto [L, info] = detail_cholesky::run(A, upper);
-  tenax::detail::raise_info("cholesky", info, A.shape(), [](std::int32_t k) {
+  tenax::detail::raise_info("cholesky", info, A.shape(), dtype_traits<T>::name, [](std::int32_t k) {
     if (k == tenax::detail::kNonFiniteInfo) return std::string("the input contains inf or NaN");
     return "the matrix is not positive definite: the leading minor of order " + std::to_string(k) + " is not positive";
   });

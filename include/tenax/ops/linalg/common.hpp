@@ -259,12 +259,12 @@ Tensor<std::int32_t> check_finite_input(const char* op, const Tensor<T>& x) {
   if (x.numel() == 0) return {};
   const Tensor<std::int32_t> info = contiguous(
       broadcast_to(with_nonfinite(Tensor<std::int32_t>::scalar(0, x.device()), x), mat_batch_shape(x.shape())));
-  auto check = [op = std::string(op), shape = x.shape()](const std::int32_t* codes, std::int64_t n) {
+  auto check = [op = std::string(op), shape = x.shape(), dev = x.device()](const std::int32_t* codes, std::int64_t n) {
     for (std::int64_t b = 0; b < n; ++b)
       if (codes[b] != 0) {
         std::ostringstream o;
         o << '[' << op << "] the input contains inf or NaN" << batch_index(shape, b) << " (input shape " << shape
-          << ")";
+          << ", " << dtype_traits<T>::name << " on " << dev.str() << ")";
         throw linalg::LinAlgError(o.str());
       }
   };

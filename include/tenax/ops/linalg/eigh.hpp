@@ -181,7 +181,7 @@ auto run(const Tensor<T>& A, bool upper, bool vectors, bool v_output, const Dege
          bool canonical = false) {
   tenax::detail::check_square(op, A);
   auto r = tenax::detail::apply(ops::Eigh{upper, vectors, v_output, pol, canonical}, A);
-  tenax::detail::raise_info(op, std::get<2>(r), A.shape(), [](std::int32_t k) {
+  tenax::detail::raise_info(op, std::get<2>(r), A.shape(), dtype_traits<T>::name, [](std::int32_t k) {
     if (k == tenax::detail::kNonFiniteInfo) return std::string("the input contains inf or NaN");
     return "the eigensolver did not converge (info " + std::to_string(k) + ")";
   });
@@ -207,6 +207,7 @@ std::pair<Tensor<real_t<T>>, Tensor<T>> eigh(const Tensor<T>& A, bool upper = fa
 // input records gradients or carries a tangent), since the rule gA = V diag(gw) V^H needs them.
 template <Floating T>
 Tensor<real_t<T>> eigvalsh(const Tensor<T>& A, bool upper = false) {
+  detail::check_defined("eigvalsh", A);
   const bool need_v = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
   auto [w, V, info, E] = detail_eigh::run(A, upper, need_v, false, Degeneracy{}, "eigvalsh");
   return w;

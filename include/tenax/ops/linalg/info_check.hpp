@@ -24,6 +24,7 @@ struct InfoCheck {
   Shape input_shape;                        // its input's shape: the batch element and the message
   std::string (*what)(std::int32_t);        // describes a failing info code
   bool nonfinite_only = false;              // only kNonFiniteInfo fails (lu: a zero pivot is reported, not raised)
+  const char* dtype = "";                   // its input's dtype, for the message
 
   // Raises LinAlgError for the first failing matrix; no output. On a device the codes are not
   // waited for: the check runs when the device's results are next read (core/deferred_checks.hpp).
@@ -33,22 +34,26 @@ struct InfoCheck {
       const Tensor<std::int32_t> c = info.impl()->is_contiguous() ? info : info.contiguous();
       const detail::TensorImpl* none = nullptr;
       detail::record_kernel_n(
-          [self = *this, n = c.numel()](char* const* p) { self.check(reinterpret_cast<const std::int32_t*>(p[1]), n); },
+          [self = *this, n = c.numel()](char* const* p) {
+            self.check(reinterpret_cast<const std::int32_t*>(p[1]), n, Device::cpu());
+          },
           {none}, {c.impl().get()});
     } else if (info.numel() > 0) {
       // A copy of its own: a prepared program writes the next run's codes into the same buffer.
       detail::defer_check(clone(info).impl(),
-                          [self = *this](const std::int32_t* codes, std::int64_t n) { self.check(codes, n); });
+                          [self = *this, dev = info.device()](const std::int32_t* codes, std::int64_t n) {
+                            self.check(codes, n, dev);
+                          });
     }
     return {};
   }
 
-  void check(const std::int32_t* codes, std::int64_t n) const {
+  void check(const std::int32_t* codes, std::int64_t n, Device dev) const {
     for (std::int64_t b = 0; b < n; ++b) {
       if (codes[b] != 0 && (!nonfinite_only || codes[b] == detail::kNonFiniteInfo)) {
         std::ostringstream o;
         o << '[' << op << "] " << what(codes[b]) << detail::batch_index(input_shape, b) << " (input shape "
-          << input_shape << ")";
+          << input_shape << ", " << dtype << " on " << dev.str() << ")";
         throw linalg::LinAlgError(o.str());
       }
     }
@@ -61,9 +66,9 @@ namespace detail {
 
 // Raises the first failing info (nonzero; with nonfinite_only, kNonFiniteInfo only) as a
 // LinAlgError, with what(info) describing it; recorded as an InfoCheck step while tracing.
-inline void raise_info(const char* op, const Tensor<std::int32_t>& info, const Shape& input_shape,
+inline void raise_info(const char* op, const Tensor<std::int32_t>& info, const Shape& input_shape, const char* dtype,
                        std::string (*what)(std::int32_t), bool nonfinite_only = false) {
-  (void)apply_nondiff(ops::InfoCheck{op, input_shape, what, nonfinite_only}, info);
+  (void)apply_nondiff(ops::InfoCheck{op, input_shape, what, nonfinite_only, dtype}, info);
 }
 
 inline std::string nonfinite_failure(std::int32_t) { return "the input contains inf or NaN"; }

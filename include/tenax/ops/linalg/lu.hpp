@@ -295,7 +295,7 @@ std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_factor_ex(c
 template <Floating T>
 std::pair<Tensor<T>, Tensor<std::int32_t>> lu_factor(const Tensor<T>& A) {
   auto [LU, piv, info] = lu_factor_ex(A);
-  detail::raise_info("lu_factor", info, A.shape(), detail::nonfinite_failure, true);
+  detail::raise_info("lu_factor", info, A.shape(), dtype_traits<T>::name, detail::nonfinite_failure, true);
   return {LU, piv};
 }
 
@@ -306,7 +306,7 @@ template <Floating T>
 std::tuple<Tensor<T>, Tensor<T>, Tensor<T>> lu(const Tensor<T>& A) {
   detail::check_matrix("lu", A);
   auto [P, L, U, piv, info] = detail::apply(ops::Lu{}, A);
-  detail::raise_info("lu", info, A.shape(), detail::nonfinite_failure, true);
+  detail::raise_info("lu", info, A.shape(), dtype_traits<T>::name, detail::nonfinite_failure, true);
   return {P.detach(), L, U};
 }
 

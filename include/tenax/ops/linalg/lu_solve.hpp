@@ -329,7 +329,8 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
               LU.device().str(), ", pivots on ", pivots.device().str(), ", B on ", B.device().str(), ")");
   // Singular factors (lu_factor accepts a singular A) would give inf/NaN: raised, like solve.
   if (LU.shape()[0] > 0 && LU.numel() > 0)
-    detail::raise_info(op, detail::apply_nondiff(ops::ZeroPivotInfo{}, LU), LU.shape(), detail::singular_factors);
+    detail::raise_info(op, detail::apply_nondiff(ops::ZeroPivotInfo{}, LU), LU.shape(), dtype_traits<T>::name,
+                       detail::singular_factors);
   if (bc == lb) return ops::LuSolve{trans}.derivative_call(LU, pivots, B);
   // LU's batch broadcast to B's (stride-0 views; the gradient of LU sums over the copies)
   const std::int64_t n = LU.shape()[0];

@@ -183,6 +183,7 @@ struct Matmul {
 
 template <Floating T>
 Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
+  detail::check_defined("matmul", a, b);
   constexpr const char* dt = dtype_traits<T>::name;
   TENAX_CHECK(a.dim() >= 2 && b.dim() >= 2, "matmul", "needs rank >= 2 operands, got ", a.shape(), " and ", b.shape(),
               " (", dt, " on ", a.device().str(), ")");

@@ -55,7 +55,7 @@ struct Qr {
         if (!detail::all_finite(a, m * n)) {  // a LinAlgError, like the other decompositions
           std::ostringstream o;
           o << "[qr] the input contains inf or NaN" << detail::batch_index(shape, b) << " (input shape " << shape
-            << ")";
+            << ", " << dtype_traits<T>::name << " on cpu)";
           throw linalg::LinAlgError(o.str());
         }
         cpu::geqrf<T>(m, n, a, ld, t);

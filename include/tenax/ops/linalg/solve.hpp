@@ -199,7 +199,8 @@ inline std::string solve_failure(std::int32_t info) {
 template <Floating T>
 Tensor<T> solve(const Tensor<T>& A, const Tensor<T>& B, bool left = true) {
   auto [X, info] = detail_solve::run("solve", A, B, left);
-  tenax::detail::raise_info("solve", info, detail_solve::failure_shape(A, info), detail_solve::solve_failure);
+  tenax::detail::raise_info("solve", info, detail_solve::failure_shape(A, info), dtype_traits<T>::name,
+                            detail_solve::solve_failure);
   return X;
 }
 
@@ -216,7 +217,7 @@ Tensor<T> inv(const Tensor<T>& A) {
   tenax::detail::check_square("inv", A);
   auto [X, info] = detail_solve::run(
       "inv", A, tenax::detail::batch_eye<T>(A.shape()[0], tenax::detail::mat_batch_shape(A.shape()), A.device()), true);
-  tenax::detail::raise_info("inv", info, A.shape(), detail_solve::solve_failure);
+  tenax::detail::raise_info("inv", info, A.shape(), dtype_traits<T>::name, detail_solve::solve_failure);
   return X;
 }
 

@@ -321,7 +321,7 @@ std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>> svd(const Tensor<T>& A, bool
   detail::check_matrix("svd", A);
   TENAX_CHECK(!(canonical_gauge && full_matrices), "svd", "canonical_gauge needs the thin SVD (full_matrices = false)");
   auto [U, S, Vh, info, E] = detail::apply(ops::Svd{full_matrices, true, true, policy, canonical_gauge}, A);
-  detail::raise_info("svd", info, A.shape(), detail_svd::failure);
+  detail::raise_info("svd", info, A.shape(), dtype_traits<T>::name, detail_svd::failure);
   return {U, S, Vh};
 }
 
@@ -332,7 +332,7 @@ Tensor<real_t<T>> svdvals(const Tensor<T>& A) {
   detail::check_matrix("svdvals", A);
   const bool need_uv = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
   auto [U, S, Vh, info, E] = detail::apply(ops::Svd{false, need_uv, false, Degeneracy{}}, A);
-  detail::raise_info("svdvals", info, A.shape(), detail_svd::failure);
+  detail::raise_info("svdvals", info, A.shape(), dtype_traits<T>::name, detail_svd::failure);
   return S;
 }
 

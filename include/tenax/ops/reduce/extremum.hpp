@@ -58,18 +58,22 @@ struct Extremum {
 
 template <RealFloating T>
 Tensor<T> max(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool keepdim) {
-  return detail::apply(ops::Extremum{detail::axis_mask(axes, x.dim(), "max"), keepdim, true}, x);
+  detail::check_defined("max", x);
+  return detail::apply(ops::Extremum{detail::axis_mask(axes, x, "max"), keepdim, true}, x);
 }
 template <RealFloating T>
 Tensor<T> max(const Tensor<T>& x) {
+  detail::check_defined("max", x);
   return detail::apply(ops::Extremum{detail::all_axes(x.dim()), false, true}, x);
 }
 template <RealFloating T>
 Tensor<T> min(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool keepdim) {
-  return detail::apply(ops::Extremum{detail::axis_mask(axes, x.dim(), "min"), keepdim, false}, x);
+  detail::check_defined("min", x);
+  return detail::apply(ops::Extremum{detail::axis_mask(axes, x, "min"), keepdim, false}, x);
 }
 template <RealFloating T>
 Tensor<T> min(const Tensor<T>& x) {
+  detail::check_defined("min", x);
   return detail::apply(ops::Extremum{detail::all_axes(x.dim()), false, false}, x);
 }
 

@@ -61,11 +61,13 @@ struct Prod {
 
 template <Floating T>
 Tensor<T> prod(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool keepdim) {
-  return detail::apply(ops::Prod{detail::axis_mask(axes, x.dim(), "prod"), keepdim}, x);
+  detail::check_defined("prod", x);
+  return detail::apply(ops::Prod{detail::axis_mask(axes, x, "prod"), keepdim}, x);
 }
 
 template <Floating T>
 Tensor<T> prod(const Tensor<T>& x) {
+  detail::check_defined("prod", x);
   return detail::apply(ops::Prod{detail::all_axes(x.dim()), false}, x);
 }
 

@@ -9,11 +9,13 @@
 namespace tenax {
 namespace detail {
 
-inline AxisMask axis_mask(const std::vector<std::int64_t>& axes, int rank, std::string_view op) {
+template <Scalar T>
+AxisMask axis_mask(const std::vector<std::int64_t>& axes, const Tensor<T>& x, std::string_view op) {
   AxisMask m;
   for (auto a : axes) {
-    int d = wrap_axis(a, rank, op);
-    TENAX_CHECK(!m[d], op, "axis ", a, " listed twice");
+    int d = wrap_axis(a, x, op);
+    TENAX_CHECK(!m[d], op, "axis ", a, " listed twice (", dtype_traits<T>::name, " tensor of shape ", x.shape(), " on ",
+                x.device().str(), ")");
     m[d] = true;
   }
   return m;
@@ -58,16 +60,19 @@ struct Sum {
 
 template <Floating T>
 Tensor<T> sum(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool keepdim) {
-  return detail::apply(ops::Sum{detail::axis_mask(axes, x.dim(), "sum"), keepdim}, x);
+  detail::check_defined("sum", x);
+  return detail::apply(ops::Sum{detail::axis_mask(axes, x, "sum"), keepdim}, x);
 }
 
 template <Floating T>
 Tensor<T> sum(const Tensor<T>& x) {
+  detail::check_defined("sum", x);
   return detail::apply(ops::Sum{detail::all_axes(x.dim()), false}, x);
 }
 
 template <Floating T>
 Tensor<T> sum_to(const Tensor<T>& x, const Shape& shape) {
+  detail::check_defined("sum_to", x);
   if (x.shape() == shape) return x;
   TENAX_CHECK(shape.size() <= x.dim(), "sum_to", "cannot reduce shape ", x.shape(), " to ", shape);
   detail::AxisMask m;
@@ -82,7 +87,8 @@ Tensor<T> sum_to(const Tensor<T>& x, const Shape& shape) {
 
 template <Floating T>
 Tensor<T> mean(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool keepdim) {
-  const detail::AxisMask m = detail::axis_mask(axes, x.dim(), "mean");
+  detail::check_defined("mean", x);
+  const detail::AxisMask m = detail::axis_mask(axes, x, "mean");
   std::int64_t n = 1;
   for (int d = 0; d < x.dim(); ++d)
     if (m[d]) n *= x.shape()[d];
@@ -91,6 +97,7 @@ Tensor<T> mean(const Tensor<T>& x, const std::vector<std::int64_t>& axes, bool k
 
 template <Floating T>
 Tensor<T> mean(const Tensor<T>& x) {
+  detail::check_defined("mean", x);
   return div(sum(x), T(static_cast<real_t<T>>(x.numel())));
 }
 

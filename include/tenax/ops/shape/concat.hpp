@@ -50,7 +50,8 @@ struct Concat2 {
 template <Scalar T>
 Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
   TENAX_CHECK(!xs.empty(), "concat", "needs at least one tensor");
-  const int d = wrap_axis(dim, xs[0].dim(), "concat");
+  for (const auto& x : xs) detail::check_defined("concat", x);
+  const int d = wrap_axis(dim, xs[0], "concat");
   Shape full = xs[0].shape();
   full[d] = 0;
   for (const auto& x : xs) {
@@ -80,8 +81,10 @@ Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
 template <Scalar T>
 Tensor<T> stack(const std::vector<Tensor<T>>& xs, int dim) {
   TENAX_CHECK(!xs.empty(), "stack", "needs at least one tensor");
-  for (const auto& x : xs) TENAX_CHECK(x.defined(), "stack", "undefined input tensor (default-constructed)");
+  for (const auto& x : xs) detail::check_defined("stack", x);
   const int r = xs[0].dim() + 1;
+  TENAX_CHECK(r <= kMaxRank, "stack", "the result's rank ", r, " exceeds the maximum of ", kMaxRank, " (", xs.size(),
+              " ", dtype_traits<T>::name, " tensors of shape ", xs[0].shape(), " on ", xs[0].device().str(), ")");
   TENAX_CHECK(dim >= -r && dim < r, "stack", "dimension ", dim, " out of range for stacking ", xs.size(), " ",
               dtype_traits<T>::name, " tensors of shape ", xs[0].shape(), " on ", xs[0].device().str(),
               " (the result has rank ", r, ")");

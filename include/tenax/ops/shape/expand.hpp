@@ -31,6 +31,7 @@ struct Expand {
 
 template <Scalar T>
 Tensor<T> expand(const Tensor<T>& x, const Shape& shape) {
+  detail::check_defined("expand", x);
   TENAX_CHECK(x.dim() <= shape.size(), "expand", "cannot expand shape ", x.shape(), " to ", shape, " (",
               dtype_traits<T>::name, " on ", x.device().str(), ")");
   for (int d = 0; d < shape.size(); ++d) {
@@ -48,6 +49,7 @@ Tensor<T> expand(const Tensor<T>& x, const Shape& shape) {
 
 template <Scalar T>
 Tensor<T> broadcast_to(const Tensor<T>& x, const Shape& shape) {
+  detail::check_defined("broadcast_to", x);
   // Checked here too, so that errors name the op the caller used.
   TENAX_CHECK(x.dim() <= shape.size() && broadcast_shapes(x.shape(), shape, "broadcast_to") == shape, "broadcast_to",
               "cannot broadcast shape ", x.shape(), " to ", shape);

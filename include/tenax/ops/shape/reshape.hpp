@@ -75,6 +75,7 @@ struct Reshape {
 // Reshape in column-major element order. One dimension may be -1 (inferred).
 template <Scalar T>
 Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
+  detail::check_defined("reshape", x);
   Shape shape = shape_in;
   int infer = -1;
   std::int64_t known = 1;
@@ -105,7 +106,8 @@ Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
 
 template <Scalar T>
 Tensor<T> squeeze(const Tensor<T>& x, int dim) {
-  int d = wrap_axis(dim, x.dim(), "squeeze");
+  detail::check_defined("squeeze", x);
+  int d = wrap_axis(dim, x, "squeeze");
   TENAX_CHECK(x.shape()[d] == 1, "squeeze", "dimension ", d, " of shape ", x.shape(), " is not 1");
   Shape s = x.shape();
   s.erase(d);
@@ -114,9 +116,14 @@ Tensor<T> squeeze(const Tensor<T>& x, int dim) {
 
 template <Scalar T>
 Tensor<T> unsqueeze(const Tensor<T>& x, int dim) {
+  detail::check_defined("unsqueeze", x);
   TENAX_CHECK(x.dim() < kMaxRank, "unsqueeze", "rank ", x.dim() + 1, " exceeds the maximum of ", kMaxRank,
               " (input shape ", x.shape(), ")");
-  int d = wrap_axis(dim, x.dim() + 1, "unsqueeze");
+  const int r = x.dim() + 1;  // the result's rank: the new axis may go at any of its positions
+  TENAX_CHECK(dim >= -r && dim < r, "unsqueeze", "axis ", dim, " out of range for inserting into a ",
+              dtype_traits<T>::name, " tensor of shape ", x.shape(), " on ", x.device().str(), " (axes ", -r, " to ",
+              r - 1, ")");
+  const int d = dim < 0 ? dim + r : dim;
   Shape s = x.shape();
   s.insert(d, 1);
   return reshape(x, s);
@@ -124,6 +131,7 @@ Tensor<T> unsqueeze(const Tensor<T>& x, int dim) {
 
 template <Scalar T>
 Tensor<T> flatten(const Tensor<T>& x) {
+  detail::check_defined("flatten", x);
   return reshape(x, Shape{x.numel()});
 }
 

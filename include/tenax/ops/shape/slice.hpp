@@ -38,7 +38,8 @@ struct Slice {
 // and out-of-range bounds are clamped, as in Python). step must be positive.
 template <Scalar T>
 Tensor<T> slice(const Tensor<T>& x, int dim, std::int64_t start, std::int64_t stop, std::int64_t step) {
-  const int d = wrap_axis(dim, x.dim(), "slice");
+  detail::check_defined("slice", x);
+  const int d = wrap_axis(dim, x, "slice");
   TENAX_CHECK(step > 0, "slice", "step must be positive, got ", step);
   const std::int64_t n = x.shape()[d];
   auto clamp = [n](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + n : i, 0, n); };

@@ -34,6 +34,7 @@ struct ToDevice {
 
 template <Scalar T>
 Tensor<T> to_device(const Tensor<T>& x, Device d) {
+  detail::check_defined("to_device", x);
   if (x.device() == d) return x;
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::ToDevice{d}, x);

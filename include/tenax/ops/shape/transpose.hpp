@@ -42,12 +42,13 @@ struct Permute {
 
 template <Scalar T>
 Tensor<T> permute(const Tensor<T>& x, const Shape& order) {
+  detail::check_defined("permute", x);
   const int r = x.dim();
   TENAX_CHECK(order.size() == r, "permute", "order ", order, " does not match rank ", r, " of shape ", x.shape());
   Shape norm;
   std::array<bool, kMaxRank> seen{};
   for (auto d : order) {
-    int a = wrap_axis(d, r, "permute");
+    int a = wrap_axis(d, x, "permute");
     TENAX_CHECK(!seen[a], "permute", "order ", order, " repeats dimension ", a);
     seen[a] = true;
     norm.push_back(a);
@@ -60,12 +61,13 @@ Tensor<T> permute(const Tensor<T>& x, const Shape& order) {
 
 template <Scalar T>
 Tensor<T> transpose(const Tensor<T>& x, int d0, int d1) {
+  detail::check_defined("transpose", x);
   const int r = x.dim();
   TENAX_CHECK(r >= 2 || (d0 == 0 && d1 == 1 && r < 2), "transpose", "needs rank >= 2, got shape ", x.shape());
   if (r < 2) return x;
   Shape order;
   for (int i = 0; i < r; ++i) order.push_back(i);
-  std::swap(order[wrap_axis(d0, r, "transpose")], order[wrap_axis(d1, r, "transpose")]);
+  std::swap(order[wrap_axis(d0, x, "transpose")], order[wrap_axis(d1, x, "transpose")]);
   return permute(x, order);
 }
 

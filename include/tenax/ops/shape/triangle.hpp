@@ -65,6 +65,7 @@ struct Triangle {
 
 template <Scalar T>
 Tensor<T> tril(const Tensor<T>& x, std::int64_t k) {
+  detail::check_defined("tril", x);
   TENAX_CHECK(x.dim() >= 2, "tril", "needs rank >= 2, got shape ", x.shape());
   detail::check_kernel_device("tril", x.device());
   if constexpr (dtype_traits<T>::is_floating)
@@ -75,6 +76,7 @@ Tensor<T> tril(const Tensor<T>& x, std::int64_t k) {
 
 template <Scalar T>
 Tensor<T> triu(const Tensor<T>& x, std::int64_t k) {
+  detail::check_defined("triu", x);
   TENAX_CHECK(x.dim() >= 2, "triu", "needs rank >= 2, got shape ", x.shape());
   detail::check_kernel_device("triu", x.device());
   if constexpr (dtype_traits<T>::is_floating)

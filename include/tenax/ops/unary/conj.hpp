@@ -31,6 +31,7 @@ struct Conj {
 
 template <Scalar T>
 Tensor<T> conj(const Tensor<T>& x) {
+  detail::check_defined("conj", x);
   if constexpr (is_complex_v<T>)
     return detail::apply(ops::Conj{}, x);
   else

@@ -33,6 +33,7 @@ struct Imag {
 
 template <Floating T>
 RealTensor<T> imag(const Tensor<T>& x) {
+  detail::check_defined("imag", x);
   if constexpr (is_complex_v<T>)
     return detail::apply(ops::Imag{}, x);
   else  // zeros that stay on the tape (zero derivative); selected, not x * 0, which is NaN at inf/NaN

@@ -32,6 +32,7 @@ struct Real {
 
 template <Floating T>
 RealTensor<T> real(const Tensor<T>& x) {
+  detail::check_defined("real", x);
   if constexpr (is_complex_v<T>)
     return detail::apply(ops::Real{}, x);
   else
