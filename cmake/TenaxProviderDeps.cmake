@@ -7,7 +7,7 @@ include_guard(GLOBAL)
 function(tenax_find_provider_deps provider)
   if(provider STREQUAL "eigen")
     if(NOT TARGET tenax_dep::eigen)
-      find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+      find_package(Eigen3 3.4 REQUIRED NO_MODULE)  # SVDBase::info() and InvalidInput are 3.4
       add_library(tenax_dep::eigen INTERFACE IMPORTED GLOBAL)
       target_link_libraries(tenax_dep::eigen INTERFACE Eigen3::Eigen)
     endif()

@@ -8,10 +8,13 @@ namespace tenax::cpu {
 template <class T>
 int eigen_small_gesdd(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, real_t<T>* s, T* U,
                       std::int64_t ldu, T* VT, std::int64_t ldvt) {
-  // Each thread keeps its solver: it reallocates only when the shape or the options change, so a
-  // loop over small matrices of one shape does not allocate its working storage again.
+  // Each thread keeps its solver: it resizes its working storage only when the shape or the options
+  // change. A failed solver is replaced: JacobiSVD resets its status only when it reallocates, so
+  // it would report the failure again for every later matrix of the same shape.
   thread_local Eigen::JacobiSVD<Mat<T>> svd;
-  return eigen_gesdd<T>(svd, jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
+  const int info = eigen_gesdd<T>(svd, jobz, m, n, A, lda, s, U, ldu, VT, ldvt);
+  if (info != 0) svd = Eigen::JacobiSVD<Mat<T>>();
+  return info;
 }
 
 #define TENAX_SMALL_GESDD(T)                                                                                          \

@@ -7,7 +7,8 @@ namespace tenax::cpu {
 namespace {
 
 // Up to this order a thread keeps its solver and input copy between calls, so a loop over small
-// matrices allocates nothing after its first call (Eigen's solver allocates its own storage).
+// matrices reuses their storage (Eigen still allocates a small workspace per call for the
+// eigenvectors). The solver sets its status on every call, so a failure does not linger.
 constexpr std::int64_t kKeptOrder = 64;
 
 template <class T>

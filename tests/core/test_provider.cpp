@@ -528,7 +528,8 @@ TYPED_TEST(Provider, OrgqrFewerReflectorsThanColumns) {
 
 TYPED_TEST(Provider, SyevdBothTriangles) {
   using T = TypeParam;
-  for (I n : {1, 2, 9, 40, 120}) {
+  // 24/25 and 32/33 straddle the CBLAS provider's switch to LAPACK (complex / real).
+  for (I n : {1, 2, 9, 24, 25, 32, 33, 40, 120}) {
     const Mat<T> a0 = hermitian<T>(n);
     for (auto uplo : {cpu::Uplo::Lower, cpu::Uplo::Upper}) {
       SCOPED_TRACE("n " + std::to_string(n) + " uplo " + static_cast<char>(uplo));
@@ -621,7 +622,9 @@ TYPED_TEST(Provider, GesddRankDeficient) {
 // jobz 'O': the thin factor of the long side (U if m >= n, else V^H) overwrites A.
 TYPED_TEST(Provider, GesddOverwrite) {
   using T = TypeParam;
-  for (auto [m, n] : std::vector<std::pair<I, I>>{{12, 7}, {7, 12}, {40, 25}, {25, 40}}) {
+  // The small shapes take the CBLAS provider's JacobiSVD path (min(m, n) <= 4, max <= 16).
+  for (auto [m, n] :
+       std::vector<std::pair<I, I>>{{2, 2}, {4, 3}, {3, 4}, {12, 4}, {12, 7}, {7, 12}, {40, 25}, {25, 40}}) {
     SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n));
     const I k = std::min(m, n);
     const Mat<T> a0 = random<T>(m, n);
@@ -636,6 +639,23 @@ TYPED_TEST(Provider, GesddOverwrite) {
     for (I j = 0; j < k; ++j)
       for (I i = 0; i < m; ++i) us(i, j) *= T(s[j]);
     EXPECT_LE(diff(mul(us, vk), a0), tol<T>(std::max(m, n)) * fro(a0));
+  }
+}
+
+// An infinite entry is info 1, and a failure leaves nothing behind: the next matrix of the same
+// shape (a reused solver on the small-SVD path) succeeds.
+TYPED_TEST(Provider, GesddRecoversAfterAnInfiniteEntry) {
+  using T = TypeParam;
+  for (auto [m, n] : std::vector<std::pair<I, I>>{{2, 2}, {3, 2}, {2, 4}}) {
+    SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n));
+    const I k = std::min(m, n);
+    for (char jobz : {'N', 'S'}) {
+      Mat<T> bad = random<T>(m, n), u(m, k), vt(k, n);
+      bad(0, 0) = T(std::numeric_limits<R<T>>::infinity());
+      std::vector<R<T>> s(static_cast<std::size_t>(k));
+      EXPECT_EQ(cpu::gesdd<T>(jobz, m, n, bad.data(), bad.ld, s.data(), u.data(), u.ld, vt.data(), vt.ld), 1);
+      check_svd(random<T>(m, n), jobz);
+    }
   }
 }
 
