@@ -392,6 +392,7 @@ TYPED_TEST(Failures, LuSolveRejectsPivotsOutOfRange) {
       const std::string msg = message_of([&] { la::lu_solve(LU, p, B, trans); });
       EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
       EXPECT_HAS(msg, "pivot 2 of matrix 0 is " + std::to_string(bad) + ", outside 1..4");
+      EXPECT_HAS(msg, "(int32 pivots of shape [4] on cpu");
     }
   }
   // Batch shapes that do not broadcast are a shape error naming both.
@@ -534,6 +535,23 @@ TYPED_TEST(Failures, ShapeErrorMessagesNameTheDtype) {
   // An undefined operand is named by the op, not only as an undefined tensor.
   expect_shape_error("solve", {"undefined input B", "[3, 3]"}, [&] { la::solve(t({3, 3}), Tensor<T>()); });
   expect_shape_error("lu_solve", {"undefined pivots"}, [&] { la::lu_solve(LU, Tensor<std::int32_t>(), t({3, 2})); });
+  expect_shape_error("lu_solve", {"undefined input B"}, [&] { la::lu_solve(LU, piv, Tensor<T>()); });
+  expect_shape_error("lu_solve", {"undefined input LU"}, [&] { la::lu_solve(Tensor<T>(), piv, t({3, 2})); });
+  expect_shape_error("solve_triangular", {"undefined input B"}, [&] {
+    la::solve_triangular(t({3, 3}), Tensor<T>(), false);
+  });
+  expect_shape_error("solve_triangular", {"undefined input A"}, [&] {
+    la::solve_triangular(Tensor<T>(), t({3, 3}), false);
+  });
+  expect_shape_error("qr", {"undefined input A"}, [&] { la::qr(Tensor<T>()); });
+  // A non-matrix or non-square operand is named too.
+  expect_shape_error("lu_solve", {"expected B to be a matrix", "[3]", dt}, [&] { la::lu_solve(LU, piv, t({3})); });
+  expect_shape_error("lu_solve", {"expected LU to hold square matrices", "[3, 2]", dt}, [&] {
+    la::lu_solve(t({3, 2}), piv, t({3, 2}));
+  });
+  expect_shape_error("cholesky", {"expected A to hold square matrices", "[3, 2]", dt}, [&] {
+    la::cholesky(t({3, 2}));
+  });
 }
 
 // ---- empty matrices ------------------------------------------------------------------------------

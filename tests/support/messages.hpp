@@ -19,4 +19,12 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// s with every occurrence of from replaced by to: a device's error message read as the CPU's
+// (on_device(msg, "cuda:0", "cpu")), for comparing the two.
+inline std::string on_device(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
+    s.replace(p, from.size(), to);
+  return s;
+}
+
 }  // namespace tenax::testing

@@ -260,8 +260,7 @@ void anomaly_forward(const char* op, const R& r, const In&... in) {
 
 template <class Op, class... In>
 auto apply(const Op& op, const In&... in) {
-  if (!(... && static_cast<bool>(in.impl()))) [[unlikely]]
-    fail(Op::name, "undefined input tensor (default-constructed)");
+  check_defined(Op::name, in...);
   ModeState& m = mode();
   const bool rec = m.grad_enabled && (... || in.impl()->requires_grad);
   const bool fw = m.fw_enabled && (... || static_cast<bool>(in.impl()->tangent));

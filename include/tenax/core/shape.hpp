@@ -122,9 +122,12 @@ inline Strides col_major_strides(const Shape& s) {
   return st;
 }
 
+// Whether axis (possibly negative, counted from the end) names one of rank dimensions.
+inline bool axis_in_range(std::int64_t axis, int rank) { return axis >= -rank && axis < rank; }
+
 // Normalises a possibly negative axis, throwing when out of range.
 inline int wrap_axis(std::int64_t axis, int rank, std::string_view op) {
-  TENAX_CHECK(axis >= -rank && axis < rank, op, "axis ", axis, " out of range for rank ", rank);
+  TENAX_CHECK(axis_in_range(axis, rank), op, "axis ", axis, " out of range for rank ", rank);
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 

@@ -307,10 +307,9 @@ ShapeOrUndefined shape_or_undefined(const Tensor<T>& t) {
 // wrap_axis (core/shape.hpp) with the whole input in its message: shape, dtype and device.
 template <Scalar T>
 int wrap_axis(std::int64_t axis, const Tensor<T>& x, std::string_view op) {
-  const int rank = x.dim();
-  TENAX_CHECK(axis >= -rank && axis < rank, op, "axis ", axis, " out of range for a ", dtype_traits<T>::name,
+  TENAX_CHECK(axis_in_range(axis, x.dim()), op, "axis ", axis, " out of range for a ", dtype_traits<T>::name,
               " tensor of shape ", x.shape(), " on ", x.device().str());
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
+  return wrap_axis(axis, x.dim(), op);
 }
 
 }  // namespace tenax

@@ -170,8 +170,7 @@ auto traced_forward(bool no_grad, const Op& op, const In&... in) {
 // depends on its inputs.
 template <class Op, class... In>
 auto apply_nondiff(const Op& op, const In&... in) {
-  if (!(... && static_cast<bool>(in.impl()))) [[unlikely]]
-    fail(op.name, "undefined input tensor (default-constructed)");
+  check_defined(op.name, in...);
   if (mode().tracer) [[unlikely]]
     return traced_forward<false>(false, op, in...);
   return op.forward(in...);

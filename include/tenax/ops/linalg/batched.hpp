@@ -223,21 +223,22 @@ void permute_rows(const Tensor<T>& x, [[maybe_unused]] const Tensor<std::int64_t
 // piv) the pivots with each invalid one replaced by no interchange, so no kernel indexes outside a
 // matrix. An invalid pivot raises op's error (as check_pivots on the CPU) when the device's
 // results are next read (core/deferred_checks.hpp); nothing waits for the device here.
-inline void check_pivots_on_device(std::string_view op, const Tensor<std::int32_t>& piv, std::int64_t m,
-                                   [[maybe_unused]] const Tensor<std::int64_t>& perm,
+inline void check_pivots_on_device(std::string_view op, const Tensor<std::int32_t>& piv,
+                                   [[maybe_unused]] std::int64_t m, [[maybe_unused]] const Tensor<std::int64_t>& perm,
                                    [[maybe_unused]] const Tensor<std::int32_t>& safe) {
-  const std::int64_t k = piv.shape()[0];
   std::int64_t nb = 1;
   for (int d = 1; d < piv.dim(); ++d) nb *= piv.shape()[d];
   if (nb == 0) return;
 #if defined(TENAX_HAS_CUDA)
   if (piv.device().is_cuda()) {
     const Tensor<std::int32_t> bad = Tensor<std::int32_t>::empty({2, nb}, piv.device());
-    cuda::check_pivots(piv.device().index, k, m, nb, piv.data(), perm.defined() ? perm.mutable_data() : nullptr,
-                       safe.defined() ? safe.mutable_data() : nullptr, bad.mutable_data());
-    defer_check(bad.impl(), [op = std::string(op), m](const std::int32_t* codes, std::int64_t n) {
+    cuda::check_pivots(piv.device().index, piv.shape()[0], m, nb, piv.data(),
+                       perm.defined() ? perm.mutable_data() : nullptr, safe.defined() ? safe.mutable_data() : nullptr,
+                       bad.mutable_data());
+    defer_check(bad.impl(), [op = std::string(op), m, shape = piv.shape(), dev = piv.device()](
+                                const std::int32_t* codes, std::int64_t n) {
       for (std::int64_t b = 0; b < n / 2; ++b)
-        if (codes[2 * b] != 0) bad_pivot(op, codes[2 * b] - 1, b, codes[2 * b + 1], m);
+        if (codes[2 * b] != 0) bad_pivot(op, codes[2 * b] - 1, b, codes[2 * b + 1], m, shape, dev);
     });
     return;
   }

@@ -40,21 +40,22 @@ inline Shape mat_batch_shape(const Shape& s) {
 
 inline std::int64_t mat_batch_count(const Shape& s) { return numel_of(mat_batch_shape(s)); }
 
+// Checks that a (the argument named arg in op's messages) is a matrix or a batch of matrices.
 template <class T>
-void check_matrix(std::string_view op, const Tensor<T>& a) {
-  TENAX_CHECK(a.defined(), op, "undefined input");
-  TENAX_CHECK(a.dim() >= 2, op, "expected a matrix or a batch of matrices (rank >= 2), got shape ", a.shape(), " (",
-              dtype_traits<T>::name, " on ", a.device().str(), ")");
+void check_matrix(std::string_view op, const Tensor<T>& a, std::string_view arg = "A") {
+  TENAX_CHECK(a.defined(), op, "undefined input ", arg, " (default-constructed)");
+  TENAX_CHECK(a.dim() >= 2, op, "expected ", arg, " to be a matrix or a batch of matrices (rank >= 2), got shape ",
+              a.shape(), " (", dtype_traits<T>::name, " on ", a.device().str(), ")");
   check_kernel_device(op, a.device());
   TENAX_CHECK(a.shape()[0] <= INT_MAX && a.shape()[1] <= INT_MAX, op, "matrix dimensions of shape ", a.shape(),
               " exceed the provider's 32-bit index");
 }
 
 template <class T>
-void check_square(std::string_view op, const Tensor<T>& a) {
-  check_matrix(op, a);
-  TENAX_CHECK(a.shape()[0] == a.shape()[1], op, "expected square matrices, got shape ", a.shape(), " (",
-              dtype_traits<T>::name, " on ", a.device().str(), ")");
+void check_square(std::string_view op, const Tensor<T>& a, std::string_view arg = "A") {
+  check_matrix(op, a, arg);
+  TENAX_CHECK(a.shape()[0] == a.shape()[1], op, "expected ", arg, " to hold square matrices, got shape ", a.shape(),
+              " (", dtype_traits<T>::name, " on ", a.device().str(), ")");
 }
 
 // A fresh contiguous column-major copy whose matrices the provider may overwrite.
@@ -186,19 +187,21 @@ inline Tensor<std::int32_t> identity_pivots(std::int64_t k, Device dev) {
   return Tensor<std::int32_t>::from_row_major(Shape{k}, one_based, dev);
 }
 
-// The Error for pivot i of matrix b being v, outside 1..m.
-[[noreturn]] inline void bad_pivot(std::string_view op, std::int64_t i, std::int64_t b, std::int64_t v,
-                                   std::int64_t m) {
-  fail(op, "pivot ", i, " of matrix ", b, " is ", v, ", outside 1..", m,
-       " (LAPACK's 1-based row interchanges, as lu_factor returns them)");
+// The Error for pivot i of matrix b being v, outside 1..m (pivots: the shape and device of the
+// pivot tensor, k x batch).
+[[noreturn]] inline void bad_pivot(std::string_view op, std::int64_t i, std::int64_t b, std::int64_t v, std::int64_t m,
+                                   const Shape& pivots, const Device& dev) {
+  fail(op, "pivot ", i, " of matrix ", b, " is ", v, ", outside 1..", m, " (int32 pivots of shape ", pivots, " on ",
+       dev.str(), ": LAPACK's 1-based row interchanges, as lu_factor returns them)");
 }
 
-// Raises an Error naming op when a pivot of nb matrices (k each, contiguous) is outside 1..m:
-// LAPACK-style pivots from the user are row indices the kernels would read and write.
-inline void check_pivots(std::string_view op, const std::int32_t* pv, std::int64_t k, std::int64_t m, std::int64_t nb) {
+// Raises an Error naming op when a pivot in pv (contiguous, of shape k x batch, on the CPU) is
+// outside 1..m: LAPACK-style pivots from the user are row indices the kernels would read and write.
+inline void check_pivots(std::string_view op, const std::int32_t* pv, std::int64_t m, const Shape& shape) {
+  const std::int64_t k = shape[0], nb = numel_of(shape) / std::max<std::int64_t>(k, 1);
   for (std::int64_t b = 0; b < nb; ++b)
     for (std::int64_t i = 0; i < k; ++i)
-      if (const std::int32_t v = pv[b * k + i]; v < 1 || v > m) bad_pivot(op, i, b, v, m);
+      if (const std::int32_t v = pv[b * k + i]; v < 1 || v > m) bad_pivot(op, i, b, v, m, shape, Device::cpu());
 }
 
 // True when a rule's result must itself be differentiable (a backward pass being recorded, or

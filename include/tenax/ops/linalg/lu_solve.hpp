@@ -40,7 +40,7 @@ struct LuSolve {
                   lu_s = lu_c ? detail::ImplPtr() : Tensor<T>::empty(LU.shape()).impl(),
                   copy_piv = piv_c ? Copy() : Copy(detail::copy_to_contiguous(piv)),
                   piv_s = piv_c ? detail::ImplPtr() : Tensor<std::int32_t>::empty(piv.shape()).impl(), n, k,
-                  nb = detail::mat_batch_count(X.shape()), trans = trans](char* const* p) {
+                  nb = detail::mat_batch_count(X.shape()), piv_shape = piv.shape(), trans = trans](char* const* p) {
         copy_b(p[0], p[3]);
         if (lu_s) copy_lu(static_cast<char*>(lu_s->data()), p[1]);
         if (piv_s) copy_piv(static_cast<char*>(piv_s->data()), p[2]);
@@ -49,7 +49,7 @@ struct LuSolve {
             reinterpret_cast<const std::int32_t*>(piv_s ? static_cast<char*>(piv_s->data()) : p[2]);
         T* x = reinterpret_cast<T*>(p[0]);
         const std::int64_t ld = std::max<std::int64_t>(1, n);
-        detail::check_pivots(name, ip, n, n, nb);
+        detail::check_pivots(name, ip, n, piv_shape);
         for (std::int64_t b = 0; b < nb; ++b)
           cpu::getrs<T>(trans, n, k, l + b * n * n, ld, ip + b * n, x + b * n * k, ld);
       };
@@ -304,8 +304,8 @@ template <Floating T>
 Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, const Tensor<T>& B,
                    Trans trans = Trans::N) {
   constexpr const char* op = "lu_solve";
-  detail::check_square(op, LU);
-  detail::check_matrix(op, B);
+  detail::check_square(op, LU, "LU");
+  detail::check_matrix(op, B, "B");
   TENAX_CHECK(pivots.defined(), op, "undefined pivots (LU of shape ", LU.shape(), ")");
   TENAX_CHECK(B.shape()[0] == LU.shape()[0], op, "LU of shape ", LU.shape(), " does not match B of shape ", B.shape(),
               " (", dtype_traits<T>::name, " on ", LU.device().str(), ")");

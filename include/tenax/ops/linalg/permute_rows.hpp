@@ -25,10 +25,10 @@ struct PivotsToPermutation {
       batched::check_pivots_on_device(name, p, m, perm, Tensor<std::int32_t>());
       return perm;
     }
-    auto run = [m = m, k, nb](char* const* ptr) {
+    auto run = [m = m, k, nb, shape = p.shape()](char* const* ptr) {
       std::int64_t* out = reinterpret_cast<std::int64_t*>(ptr[0]);
       const std::int32_t* pv = reinterpret_cast<const std::int32_t*>(ptr[1]);
-      check_pivots(name, pv, k, m, nb);
+      check_pivots(name, pv, m, shape);
       for (std::int64_t b = 0; b < nb; ++b) {
         std::int64_t* q = out + b * m;
         for (std::int64_t i = 0; i < m; ++i) q[i] = i;

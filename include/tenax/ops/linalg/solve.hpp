@@ -126,7 +126,7 @@ auto run(const char* op, const Tensor<T>& A, const Tensor<T>& B_in, bool left) {
                    (B_in.dim() == A.dim() - 1 && B_in.dim() >= 1 && B_in.shape()[0] == A.shape()[0] &&
                     Shape(B_in.shape().begin() + 1, B_in.shape().end()) == tenax::detail::mat_batch_shape(A.shape()));
   Tensor<T> B = vec ? unsqueeze(B_in, 1) : B_in;
-  tenax::detail::check_matrix(op, B);
+  tenax::detail::check_matrix(op, B, "B");
   if (!left) {
     // X A = B  <=>  A^H X^H = B^H.
     TENAX_CHECK(!vec && B.shape()[1] == A.shape()[0], op, "A of shape ", A.shape(), " does not match B of shape ",

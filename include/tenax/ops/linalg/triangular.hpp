@@ -119,7 +119,7 @@ namespace detail {
 template <class T>
 void check_triangular_args(const char* op, const Tensor<T>& A, const Tensor<T>& B, bool left) {
   check_square(op, A);
-  check_matrix(op, B);
+  check_matrix(op, B, "B");
   TENAX_CHECK(A.device() == B.device(), op, "A on ", A.device().str(), " and B on ", B.device().str());
   const std::int64_t need = left ? B.shape()[0] : B.shape()[1];
   TENAX_CHECK(A.shape()[0] == need, op, "A of shape ", A.shape(), " does not match B of shape ", B.shape(),

@@ -120,12 +120,11 @@ Tensor<T> unsqueeze(const Tensor<T>& x, int dim) {
   TENAX_CHECK(x.dim() < kMaxRank, "unsqueeze", "rank ", x.dim() + 1, " exceeds the maximum of ", kMaxRank,
               " (input shape ", x.shape(), ")");
   const int r = x.dim() + 1;  // the result's rank: the new axis may go at any of its positions
-  TENAX_CHECK(dim >= -r && dim < r, "unsqueeze", "axis ", dim, " out of range for inserting into a ",
+  TENAX_CHECK(axis_in_range(dim, r), "unsqueeze", "axis ", dim, " out of range for inserting into a ",
               dtype_traits<T>::name, " tensor of shape ", x.shape(), " on ", x.device().str(), " (axes ", -r, " to ",
               r - 1, ")");
-  const int d = dim < 0 ? dim + r : dim;
   Shape s = x.shape();
-  s.insert(d, 1);
+  s.insert(wrap_axis(dim, r, "unsqueeze"), 1);
   return reshape(x, s);
 }
 
