@@ -1,9 +1,13 @@
 // The CUDA pooled allocator: power-of-two size classes over cudaMallocAsync, one pool per device.
 // Every tenax operation on a device runs on that device's stream, so a block freed into the pool
 // may be handed out again at once: its last use is queued before any new one (stream order).
+// Where the device or the runtime has no stream-ordered memory pools (cudaDevAttrMemoryPoolsSupported
+// is 0; some virtualised machines), or TENAX_CUDA_NO_POOLS=1 is set, the misses go to cudaMalloc and
+// release_cached waits for the stream before cudaFree; the size classes and reuse are the same.
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,9 +26,17 @@ constexpr int kClasses = Classes::kCount;
 int size_class(std::size_t bytes) { return Classes::of(bytes); }
 constexpr std::size_t class_bytes(int c) { return Classes::bytes(c); }
 
+// Whether device index allocates from cudaMallocAsync's pools (see the top of this file).
+bool stream_ordered(int index) {
+  const char* off = std::getenv("TENAX_CUDA_NO_POOLS");
+  if (off && off[0] == '1') return false;
+  int supported = 0;
+  return cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, index) == cudaSuccess && supported != 0;
+}
+
 class CudaPool final : public Allocator {
  public:
-  explicit CudaPool(int index) : index_(index) {}
+  explicit CudaPool(int index) : index_(index), async_(stream_ordered(index)) {}
 
   void* allocate(std::size_t bytes) override {
     if (bytes == 0) bytes = 1;
@@ -46,18 +58,19 @@ class CudaPool final : public Allocator {
     cudaStream_t st = stream_of(index_);
     DeviceGuard g(index_);
     void* p = nullptr;
-    cudaError_t e = cudaMallocAsync(&p, cb, st);
+    auto system_alloc = [&] { return async_ ? cudaMallocAsync(&p, cb, st) : cudaMalloc(&p, cb); };
+    cudaError_t e = system_alloc();
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
       release_cached();
-      e = cudaMallocAsync(&p, cb, st);
+      e = system_alloc();
     }
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
       fail("allocator", "out of memory on cuda:", index_, " allocating ", cb, " bytes (", stats().bytes_live,
            " bytes live)");
     }
-    check(e, "cudaMallocAsync on cuda:" + std::to_string(index_));
+    check(e, std::string(async_ ? "cudaMallocAsync" : "cudaMalloc") + " on cuda:" + std::to_string(index_));
     std::lock_guard<std::mutex> lk(mu_);
     ++s_.system_allocs;
     sys_bytes_ += static_cast<std::int64_t>(cb);
@@ -91,15 +104,21 @@ class CudaPool final : public Allocator {
     cudaStream_t st = stream_of(index_);
     DeviceGuard dg(index_);
     std::lock_guard<std::mutex> g(mu_);
+    // cudaFree does not wait for the stream: the blocks' queued uses must finish first.
+    if (!async_) check(cudaStreamSynchronize(st), "release_cached_memory(cuda:" + std::to_string(index_) + ")");
     for (int c = 0; c < kClasses; ++c) {
       while (!free_[c].empty()) {  // each block leaves the list before it is freed (no double free)
         void* p = free_[c].back();
         free_[c].pop_back();
         sys_bytes_ -= static_cast<std::int64_t>(class_bytes(c));
         ++s_.system_frees;
-        check(cudaFreeAsync(p, st), "cudaFreeAsync on cuda:" + std::to_string(index_));
+        if (async_)
+          check(cudaFreeAsync(p, st), "cudaFreeAsync on cuda:" + std::to_string(index_));
+        else
+          check(cudaFree(p), "cudaFree on cuda:" + std::to_string(index_));
       }
     }
+    if (!async_) return;
     // Hand the memory back to the driver, not just to the stream-ordered pool.
     check(cudaStreamSynchronize(st), "release_cached_memory(cuda:" + std::to_string(index_) + ")");
     cudaMemPool_t pool;
@@ -113,6 +132,7 @@ class CudaPool final : public Allocator {
   }
 
   int index_;
+  bool async_;  // cudaMallocAsync / cudaFreeAsync, else cudaMalloc / cudaFree
   mutable std::mutex mu_;
   std::array<std::vector<void*>, kClasses> free_;
   AllocatorStats s_;

@@ -10,6 +10,7 @@
 
 #include "runtime.hpp"
 #include "tenax/backend/cuda.hpp"
+#include "tenax/core/dtype.hpp"
 #include "tenax/core/error.hpp"
 
 namespace tenax::detail::cuda {
@@ -69,7 +70,12 @@ cublasHandle_t blas_handle(int dev) {
 
 namespace {
 
-cublasOperation_t op_of(char t) { return t == 'N' ? CUBLAS_OP_N : (t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C); }
+// 'C' of a real type is 'T' (cuBLAS documents CUBLAS_OP_C for real types; cuSOLVER's getrs does not).
+template <class T>
+cublasOperation_t op_of(char t) {
+  if (t == 'N') return CUBLAS_OP_N;
+  return t == 'T' || !tenax::is_complex_v<T> ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
 
 template <class T>
 cublasStatus_t gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -106,7 +112,7 @@ void gemm(int dev, char transa, char transb, std::int64_t m, std::int64_t n, std
   // cuBLAS takes at most 65535 batches per grid dimension on some versions: go in chunks.
   for (std::int64_t done = 0; done < batch;) {
     const std::int64_t nb = std::min<std::int64_t>(batch - done, 65535);
-    check_blas(gemm_batched<T>(h, op_of(transa), op_of(transb), static_cast<int>(m), static_cast<int>(n),
+    check_blas(gemm_batched<T>(h, op_of<T>(transa), op_of<T>(transb), static_cast<int>(m), static_cast<int>(n),
                                static_cast<int>(k), &one, a + done * stride_a, static_cast<int>(lda), stride_a,
                                b + done * stride_b, static_cast<int>(ldb), stride_b, &zero, c + done * stride_c,
                                static_cast<int>(ldc), stride_c, static_cast<int>(nb)),

@@ -14,6 +14,7 @@
 #include "runtime.hpp"
 #include "tenax/backend/cuda.hpp"
 #include "tenax/backend/cuda_batching.hpp"
+#include "tenax/core/dtype.hpp"
 #include "tenax/core/error.hpp"
 
 namespace tenax::detail::cuda {
@@ -133,7 +134,12 @@ int as_int(std::int64_t v, std::string_view op) {
 }
 
 cublasFillMode_t fill_of(char uplo) { return uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
-cublasOperation_t op_of(char t) { return t == 'N' ? CUBLAS_OP_N : (t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C); }
+// 'C' of a real type is 'T' (cuBLAS documents CUBLAS_OP_C for real types; cuSOLVER's getrs does not).
+template <class T>
+cublasOperation_t op_of(char t) {
+  if (t == 'N') return CUBLAS_OP_N;
+  return t == 'T' || !tenax::is_complex_v<T> ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
 
 // Picks the S/D/C/Z entry point of a cuSOLVER or cuBLAS family.
 #define TENAX_PICK(T, S, D, C, Z)                              \
@@ -165,10 +171,10 @@ void triangular(int dev, char side, char uplo, char trans, char diag, std::int64
   cublasStatus_t s;
   if constexpr (Solve) {
     auto f = TENAX_PICK(T, cublasStrsm, cublasDtrsm, cublasCtrsm, cublasZtrsm);
-    s = f(h, sm, fill_of(uplo), op_of(trans), dm, mi, ni, cu(&one), cu(a), ldai, cu(b), ldbi);
+    s = f(h, sm, fill_of(uplo), op_of<T>(trans), dm, mi, ni, cu(&one), cu(a), ldai, cu(b), ldbi);
   } else {
     auto f = TENAX_PICK(T, cublasStrmm, cublasDtrmm, cublasCtrmm, cublasZtrmm);
-    s = f(h, sm, fill_of(uplo), op_of(trans), dm, mi, ni, cu(&one), cu(a), ldai, cu(b), ldbi, cu(b), ldbi);
+    s = f(h, sm, fill_of(uplo), op_of<T>(trans), dm, mi, ni, cu(&one), cu(a), ldai, cu(b), ldbi, cu(b), ldbi);
   }
   if (s != CUBLAS_STATUS_SUCCESS)
     fail("cuda", op, Solve ? " (cublas trsm)" : " (cublas trmm)", ": status ", static_cast<int>(s));
@@ -205,7 +211,7 @@ void trsm_strided(int dev, char side, char uplo, char trans, char diag, std::int
     const PointerArray p(
         dev, nb,
         {{a + done * stride_a, stride_a * std::int64_t{sizeof(T)}}, {b + done * sb, sb * std::int64_t{sizeof(T)}}});
-    check_blas(run(h, side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill_of(uplo), op_of(trans),
+    check_blas(run(h, side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, fill_of(uplo), op_of<T>(trans),
                    diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, m, n, cu(&one), p.get<cu_t<T>>(0), lda,
                    p.get<cu_t<T>>(1), ldbi, nb),
                "solve_triangular (cublas trsmBatched)");
@@ -281,7 +287,7 @@ void getrs(int dev, char trans, std::int64_t n64, std::int64_t nrhs64, std::int6
       const PointerArray p(
           dev, nb, {{lu + done * sa, sa * std::int64_t{sizeof(T)}}, {x + done * sx, sx * std::int64_t{sizeof(T)}}});
       int bad_argument = 0;  // on the host: only argument checks, never a numerical failure
-      check_blas(run(h, op_of(trans), n, nrhs, p.get<cu_t<T>>(0), ld, ipiv + done * n, p.get<cu_t<T>>(1), ld,
+      check_blas(run(h, op_of<T>(trans), n, nrhs, p.get<cu_t<T>>(0), ld, ipiv + done * n, p.get<cu_t<T>>(1), ld,
                      &bad_argument, nb),
                  "lu_solve (cublas getrsBatched)");
       TENAX_CHECK(bad_argument == 0, "lu_solve", "cublas getrsBatched rejected argument ", -bad_argument);
@@ -292,7 +298,7 @@ void getrs(int dev, char trans, std::int64_t n64, std::int64_t nrhs64, std::int6
   auto run = TENAX_PICK(T, cusolverDnSgetrs, cusolverDnDgetrs, cusolverDnCgetrs, cusolverDnZgetrs);
   Workspace<int> info(dev, 1);  // getrs reports only argument errors, which the checks above exclude
   for (std::int64_t b = 0; b < batch; ++b)
-    check_solver(run(h, op_of(trans), n, nrhs, cu(lu + b * sa), ld, ipiv + b * n, cu(x + b * sx), ld, info.get()),
+    check_solver(run(h, op_of<T>(trans), n, nrhs, cu(lu + b * sa), ld, ipiv + b * n, cu(x + b * sx), ld, info.get()),
                  "lu_solve (getrs)");
 }
 

@@ -160,6 +160,18 @@ TEST(Binary, MaximumMinimumTiesSplitEvenly) {
       tx::maximum(Tensor<double>::from_col_major({2}, {nan, 1.0}), Tensor<double>::from_col_major({2}, {1.0, nan}));
   EXPECT_TRUE(std::isnan(n.to_vector()[0]));
   EXPECT_TRUE(std::isnan(n.to_vector()[1]));
+  // ... and the derivative follows the NaN that was selected (a NaN a is, for both ops).
+  const auto an = Tensor<double>::from_col_major({3}, {nan, 1.0, nan}),
+             bn = Tensor<double>::from_col_major({3}, {1.0, nan, nan});
+  for (const bool is_max : {true, false}) {
+    SCOPED_TRACE(is_max ? "maximum" : "minimum");
+    const auto [ga, gb] =
+        tx::grad([&](const auto& x,
+                     const auto& y) { return tx::sum(tx::mul(w, is_max ? tx::maximum(x, y) : tx::minimum(x, y))); },
+                 an, bn);
+    EXPECT_EQ(ga.to_vector(), (std::vector<double>{1, 0, 100}));
+    EXPECT_EQ(gb.to_vector(), (std::vector<double>{0, 10, 0}));
+  }
 }
 
 TEST(Binary, ScalarOverloads) {

@@ -186,6 +186,53 @@ TEST(Reduce, ProdWithZerosHasExactGradients) {
   TENAX_CHECK_GRADS(p0, Tensor<double>::from_col_major({3, 2}, {0.0, 0.0, 0.0, 1.0, 0.0, 0.0}));
 }
 
+// The products of the others are formed by multiplications only (no y / x_i), so first and second
+// derivatives are exact at tiny, huge and infinite entries, where y / x_i cancels or gives NaN.
+TEST(Reduce, ProdDerivativesAtExtremeEntries) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto pall = [](const auto& v) { return tx::prod(v); };
+  auto rr = [&](const Tensor<double>& x, const Tensor<double>& v) {  // reverse over reverse: H v
+    return tx::grad([&](const Tensor<double>& z) { return tx::sum(tx::mul(tx::grad(pall, z), v)); }, x);
+  };
+  // (H 1)_i = the sum over j != i of the product of all entries but x_i and x_j: [1, 1] at
+  // [1e-16, 1] (was [0, 1]) and at [3e-320, 3]; [1e150, 1e150, 2e150] at [1e150, 1e150, 1e-150]
+  // (the last was 0, and NaN by reverse over reverse).
+  for (const std::vector<double>& c :
+       {std::vector<double>{1e-16, 1.0}, std::vector<double>{3e-320, 3.0}, std::vector<double>{1e150, 1e150, 1e-150},
+        std::vector<double>{2.0, 3.0, 5.0, 7.0, 11.0}}) {
+    const auto n = static_cast<std::int64_t>(c.size());
+    const auto x = Tensor<double>::from_col_major({n}, c), ones = Tensor<double>::ones({n});
+    std::vector<double> hv;
+    for (std::int64_t i = 0; i < n; ++i) {
+      double s = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        double p = 1;
+        for (std::int64_t k = 0; k < n; ++k) p *= (k == i || k == j) ? 1.0 : c[k];
+        s += j == i ? 0.0 : p;
+      }
+      hv.push_back(s);
+    }
+    SCOPED_TRACE(::testing::PrintToString(c));
+    const auto h = tx::hvp(pall, x, ones).to_vector(), r = rr(x, ones).to_vector();
+    for (std::int64_t i = 0; i < n; ++i) {
+      EXPECT_DOUBLE_EQ(h[i], hv[i]) << i;
+      EXPECT_DOUBLE_EQ(r[i], hv[i]) << i;
+    }
+  }
+  // f32: the Hessian at [1e-8, 1] is [[0, 1], [1, 0]].
+  const auto xf = Tensor<float>::from_col_major({2}, {1e-8f, 1.0f});
+  EXPECT_EQ(tx::hvp([](const auto& v) { return tx::prod(v); }, xf, Tensor<float>::ones({2})).to_vector(),
+            (std::vector<float>{1.0f, 1.0f}));
+  // An infinite entry: the others' product is finite (inf / inf was NaN).
+  EXPECT_EQ(tx::grad(pall, Tensor<double>::from_col_major({3}, {inf, 2.0, 3.0})).to_vector(),
+            (std::vector<double>{6.0, inf, inf}));
+  // Several reduced axes, and a group that needs padding (5 x 3 over axes 0 and 2 of 5 x 2 x 3).
+  auto p02 = [](const auto& v) { return tx::prod(v, {0, 2}); };
+  TENAX_CHECK_GRADS(p02, rand_away<double>({5, 2, 3}, 7, 0.5, 1.5));
+  TENAX_CHECK_GRADS(p02, rand_away<C>({5, 2, 3}, 8, 0.5, 1.5));
+  TENAX_CHECK_GRADS([](const auto& v) { return tx::prod(v, {1}, true); }, noncontiguous(rand_away<double>({3, 7}, 9)));
+}
+
 TEST(Reduce, Max) {
   auto red = [](const auto& t, const Axes& a, bool k) { return tx::max(t, a, k); };
   auto all = [](const auto& t) { return tx::max(t); };

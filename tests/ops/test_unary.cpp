@@ -297,6 +297,49 @@ TEST(Unary, PowTensorAtZeroBase) {
   EXPECT_EQ(std::get<0>(mixed).to_vector(), (std::vector<double>{0.0, 0.5}));
 }
 
+// x^0 = 1 for every x, so its derivatives in x are 0 everywhere (inf, NaN and subnormal x too,
+// where e x^(e-1) read literally is 0 * inf), for a scalar and a tensor exponent; complex 0^0 = 1.
+TEST(Unary, PowAtExponentZero) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const auto x = Tensor<double>::from_col_major({6}, {1e-310, -1e-310, 1e-170, inf, nan, 2.0});
+  const auto ones = Tensor<double>::ones({6}), zeros = Tensor<double>::zeros({6});
+  const std::vector<double> z(6, 0.0);
+  auto tensor0 = [&](const auto& v) { return tx::sum(tx::pow(v, zeros)); };
+  auto scalar0 = [](const auto& v) { return tx::sum(tx::pow(v, 0.0)); };
+  auto scalar1 = [](const auto& v) { return tx::sum(tx::pow(v, 1.0)); };
+  auto tensor1 = [&](const auto& v) { return tx::sum(tx::pow(v, ones)); };
+  EXPECT_EQ(tx::grad(tensor0, x).to_vector(), z);
+  EXPECT_EQ(tx::grad(scalar0, x).to_vector(), z);
+  EXPECT_EQ(tx::hvp(tensor0, x, ones).to_vector(), z);
+  EXPECT_EQ(tx::hvp(scalar0, x, ones).to_vector(), z);
+  const auto finite = tx::slice(x, 0, 0, 4);  // pow(x, 1) = x: second derivative 0 (not at NaN)
+  EXPECT_EQ(tx::hvp(scalar1, finite, tx::slice(ones, 0, 0, 4)).to_vector(), std::vector<double>(4, 0.0));
+  EXPECT_EQ(tx::hvp(tensor1, x, ones).to_vector()[0], 0.0);
+  const auto tf = Tensor<float>::from_col_major({2}, {1e-30f, 1e-39f});
+  EXPECT_EQ(tx::hvp([](const auto& v) { return tx::sum(tx::pow(v, Tensor<float>::zeros({2}))); }, tf,
+                    Tensor<float>::ones({2}))
+                .to_vector(),
+            (std::vector<float>{0, 0}));
+  // The mixed derivative d/de (d/dx x^e) = x^-1 at e = 0 is kept where finite (0.5 at x = 2).
+  const auto mixed = tx::grad(
+      [&](const auto& a, const auto& b) {
+        return tx::sum(
+            std::get<0>(tx::grad([](const auto& p, const auto& q) { return tx::sum(tx::pow(p, q)); }, a, b)));
+      },
+      x, zeros);
+  EXPECT_EQ(std::get<1>(mixed).to_vector(), (std::vector<double>{0, 0, 1.0 / 1e-170, 0, 0, 0.5}));
+  // Complex: 0^0 = 1 (std::pow gives NaN), so z^1 and z^2 have their derivatives at 0.
+  const auto z0 = Tensor<C>::zeros({2});
+  EXPECT_EQ(tx::pow(z0, C(0)).to_vector(), (std::vector<C>{1, 1}));
+  EXPECT_EQ(tx::pow(z0, Tensor<C>::zeros({2})).to_vector(), (std::vector<C>{1, 1}));
+  EXPECT_EQ(tx::pow(Tensor<C>::full({1}, C(inf, 0)), C(0)).to_vector(), (std::vector<C>{1}));
+  EXPECT_EQ(tx::grad([](const auto& q) { return tx::real(tx::sum(tx::pow(q, C(1)))); }, z0).to_vector(),
+            (std::vector<C>{1, 1}));
+  EXPECT_EQ(
+      tx::hvp([](const auto& q) { return tx::real(tx::sum(tx::pow(q, C(2)))); }, z0, Tensor<C>::ones({2})).to_vector(),
+      (std::vector<C>{2, 2}));
+}
+
 TEST(Unary, Complex) {
   auto f = [](const auto& re, const auto& im) { return tx::complex(re, im); };
   const auto a = Tensor<double>::randn({3, 4}, 1), b = Tensor<double>::randn({3, 4}, 2);

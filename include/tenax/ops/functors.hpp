@@ -48,9 +48,12 @@ TENAX_HD inline T conj_(T x) {
     return x;
   }
 }
+// x^0 = 1 for every x, as for real types (std::pow of a complex 0 or inf to the power 0 gives
+// NaN: it computes exp(0 log x)).
 template <class T, class E>
 TENAX_HD inline T pow_(T x, E e) {
   using std::pow;
+  if (e == E(0)) return T(1);
   return pow(x, e);
 }
 

@@ -17,7 +17,8 @@ struct Maximum {
     return detail::map<T>(name, fn::Maximum{}, a, b);
   }
   // The derivative follows the selected input; at ties (a == b) it is split evenly, so
-  // w = [a > b] + [a == b]/2 and dy = w da + (1 - w) db, ga = w gy, gb = (1 - w) gy.
+  // w = [a > b] + [a == b]/2 + [a is NaN] (the forward selects a NaN a) and dy = w da + (1 - w) db,
+  // ga = w gy, gb = (1 - w) gy.
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
@@ -43,7 +44,7 @@ struct Maximum {
  private:
   template <class T>
   static Tensor<T> weight(const Tensor<T>& a, const Tensor<T>& b) {
-    return add(cast<T>(gt(a, b)), mul(cast<T>(eq(a, b)), T(0.5)));
+    return add(add(cast<T>(gt(a, b)), mul(cast<T>(eq(a, b)), T(0.5))), cast<T>(ne(a, a)));
   }
 };
 

@@ -106,7 +106,10 @@ struct Qr {
       Q = qc <= n
               ? contiguous(slice(work, 1, 0, qc))
               : concat(std::vector<Tensor<T>>{work, Tensor<T>::zeros(detail::with_batch(m, qc - n, batch), dev)}, 1);
-      if (Q.numel() > 0) detail::batched::orgqr(Q, k, tau, info);
+      // With no reflectors (n = 0, complete mode) Q is I: LAPACK's orgqr writes it for k = 0, but
+      // cuSOLVER does not document that case, so it is not asked.
+      if (Q.numel() > 0 && k == 0) Q = contiguous(expand(Tensor<T>::eye(m, m, dev), Q.shape()));
+      if (Q.numel() > 0 && k > 0) detail::batched::orgqr(Q, k, tau, info);
     }
     if (positive_diag && k > 0) {
       // Rows i < k of R and columns i < k of Q change sign where Re R(i, i) < 0.

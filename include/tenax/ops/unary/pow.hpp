@@ -24,8 +24,9 @@ struct PowScalar {
   auto vjp(const C& c) const {
     return mul(c.gy0(), conj(slope(c.x0())));
   }
+  // x^0 = 1 for every x (NaN and inf too), so its slope is 0 everywhere, not 0 * x.
   Tensor<T> slope(const Tensor<T>& x) const {
-    if (p == T(0)) return mul(x, T(0));
+    if (p == T(0)) return Tensor<T>::zeros(x.shape(), x.device());
     return mul(pow(x, T(p - T(1))), p);
   }
 };
@@ -39,9 +40,9 @@ struct Pow {
   }
   // y = x^e: dy = e x^(e-1) dx + y log(x) de;
   //          gx = sum_to(conj(e x^(e-1)) gy), ge = sum_to(conj(y log x) gy).
-  // The two products 0 * inf are read as 0, as in PyTorch: dy/dx at x = 0, e = 0 (y = x^0 = 1) and
-  // dy/de at x = 0 (y = 0^e = 0 for e > 0). The masked branches read x as 1 there, so no inf enters
-  // the higher derivatives; elsewhere the formulas (and their derivatives) are unchanged.
+  // The products 0 * inf are read as 0, as in PyTorch: dy/dx where e = 0 (y = x^0 = 1 for every x)
+  // and dy/de at x = 0 (y = 0^e = 0 for e > 0). The masked branches read x as 1 there, so no inf
+  // enters the higher derivatives; elsewhere the formulas (and their derivatives) are unchanged.
   template <class C>
   auto jvp(const C& c) const {
     Tensor<typename std::remove_cvref_t<decltype(c.x0())>::value_type> r;
@@ -62,12 +63,17 @@ struct Pow {
   }
 
  private:
+  // e x^(e-1). Where e = 0 it is e times a constant c = x^-1 that stops every derivative in x
+  // (they are 0: x^0 = 1) but keeps the one in e, the mixed second derivative x^-1, with c = 0
+  // where x^-1 is not finite (x = 0, subnormal or NaN), so the value stays exactly 0.
   template <class T>
   static Tensor<T> dbase(const Tensor<T>& x, const Tensor<T>& e) {
     const Device dev = x.device();
-    auto zero = Tensor<T>::zeros({}, dev);
-    auto both0 = where(eq(x, zero), eq(e, zero), Tensor<bool>::zeros({}, dev));
-    return where(both0, zero, mul(e, pow(where(both0, Tensor<T>::ones({}, dev), x), add(e, T(-1)))));
+    auto zero = Tensor<T>::zeros({}, dev), one = Tensor<T>::ones({}, dev);
+    auto e0 = eq(e, zero);
+    const Tensor<T> inv = div(one, where(e0, x, one)).detach();
+    const Tensor<T> at_e0 = mul(e, where(isfinite(inv), inv, zero));
+    return where(e0, at_e0, mul(e, pow(where(e0, one, x), add(e, T(-1)))));
   }
   template <class T>
   static Tensor<T> dexponent(const Tensor<T>& x, const Tensor<T>& y) {
