@@ -95,6 +95,7 @@ Program::Program(const Program& o)
       is_constant_(o.is_constant_),
       def_(o.def_),
       last_(o.last_),
+      shared_out_(o.shared_out_),
       traced_nodes_(o.traced_nodes_),
       cse_merged_(o.cse_merged_),
       dce_removed_(o.dce_removed_),
@@ -164,6 +165,13 @@ Program::Program(const Graph& g) : g_(g), traced_nodes_(g.nodes.size()) {
     peak_bytes_ = std::max(peak_bytes_, live);
     for (std::int32_t v : release_[k]) live -= bytes_of(g_.values[static_cast<std::size_t>(v)]);
   }
+  shared_out_.assign(g_.outputs.size(), 0);
+  for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+    const std::int32_t v = g_.outputs[k];
+    shared_out_[k] = is_constant_[static_cast<std::size_t>(v)] ||
+                     std::find(g_.outputs.begin(), g_.outputs.begin() + static_cast<std::ptrdiff_t>(k), v) !=
+                         g_.outputs.begin() + static_cast<std::ptrdiff_t>(k);
+  }
 }
 
 void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::ImplPtr* outputs) {
@@ -191,6 +199,13 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
                 " carries a forward-mode tangent, but a compiled program is not differentiable; compile "
                 "jvp(trace(f)) (or differentiate the Traced) instead");
   }
+  TENAX_CHECK(!running_.on.exchange(true), "compiled",
+              "this program is already running on another thread (a Compiled and its copies share one program): "
+              "compile one per thread from the same trace, or call through jit(), which keeps one per thread");
+  struct Done {
+    std::atomic<bool>& on;
+    ~Done() { on.store(false); }
+  } done{running_.on};
   const bool anomaly = m.anomaly;
   GradModeGuard no_rec(false);
   detail::ForwardOffGuard no_fw;

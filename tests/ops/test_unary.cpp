@@ -340,6 +340,25 @@ TEST(Unary, PowAtExponentZero) {
       (std::vector<C>{2, 2}));
 }
 
+// sign(z) = z / |z| keeps full precision where |z| is subnormal or overflows with finite parts,
+// and so does the gradient of |z| (which is sign(z)).
+TEST(Unary, ComplexSignAtExtremeModulus) {
+  const double h = std::sqrt(0.5);
+  const auto z = Tensor<C>::from_col_major(
+      {4}, {C(1e-320, 1e-320), C(0, 1e-310), C(1.5e308, 1.5e308), C(std::ldexp(3.0, -1050), std::ldexp(-4.0, -1050))});
+  const std::vector<C> want{C(h, h), C(0, 1), C(h, h), C(0.6, -0.8)};
+  const auto s = tx::sign(z).to_vector();
+  const auto g = tx::grad([](const auto& v) { return tx::sum(tx::abs(v)); }, z).to_vector();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(std::abs(s[i] - want[i]), 0.0, 1e-15) << i << ": " << s[i];
+    EXPECT_NEAR(std::abs(g[i] - want[i]), 0.0, 1e-15) << i << ": " << g[i];
+  }
+  using CF = std::complex<float>;
+  const auto zf = Tensor<CF>::from_col_major({1}, {CF(1e-39f, 1e-39f)});
+  EXPECT_NEAR(std::abs(tx::sign(zf).to_vector()[0] - CF(float(h), float(h))), 0.0, 1e-7);
+  EXPECT_EQ(tx::sign(Tensor<C>::zeros({1})).to_vector()[0], C(0));
+}
+
 TEST(Unary, Complex) {
   auto f = [](const auto& re, const auto& im) { return tx::complex(re, im); };
   const auto a = Tensor<double>::randn({3, 4}, 1), b = Tensor<double>::randn({3, 4}, 2);

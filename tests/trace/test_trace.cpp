@@ -2,13 +2,16 @@
 // prepared run and the shape-keyed cache.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include <string>
 
@@ -180,6 +183,92 @@ TEST(Trace, JitCompilesOncePerSignature) {
   (void)j(a);
   (void)j(Tensor<float>::randn({3}, 4));  // another dtype: another program
   EXPECT_EQ(j.compilations(), 3u);
+}
+
+// Several threads may call one Jit: each call runs a program no other call is running (a copy
+// compiled from the same trace when all are busy), so results are right and nothing crashes.
+TEST(Trace, JitFromSeveralThreads) {
+  auto f = [](const Tensor<double>& x, const Tensor<double>& y) {
+    const Tensor<double> t = tx::exp(x * 0.1);
+    return tx::sum(tx::sin(tx::matmul(t, y)) + t, {0});
+  };
+  auto j = tx::jit(f);
+  std::vector<Tensor<double>> xs, ys, want;
+  for (int i = 0; i < 6; ++i) {
+    xs.push_back(Tensor<double>::randn({8, 8}, 10 + i));
+    ys.push_back(Tensor<double>::randn({8, 8}, 20 + i));
+    want.push_back(f(xs.back(), ys.back()));
+  }
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int id = 0; id < 4; ++id)
+    threads.emplace_back([&, id] {
+      for (int it = 0; it < 200; ++it) {
+        const int i = (it + id) % 6;
+        const auto r = j(xs[i], ys[i]).to_vector();
+        if (r != want[i].to_vector()) ++wrong;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(j.compilations(), 1u);
+  EXPECT_GE(j.programs(), 1u);
+  EXPECT_LE(j.programs(), 4u);
+}
+
+// One Compiled shared by threads: a run that finds the program running raises (it used to crash).
+TEST(Trace, SharedCompiledRaisesInsteadOfRacing) {
+  auto f = [](const Tensor<double>& x) { return tx::sum(tx::tanh(tx::matmul(x, x)), {0}); };
+  const auto x = Tensor<double>::randn({64, 64}, 1);
+  const auto p = tx::compile(f, x);
+  const auto want = f(x).to_vector();
+  std::atomic<int> wrong{0}, busy{0};
+  std::vector<std::thread> threads;
+  for (int id = 0; id < 2; ++id)
+    threads.emplace_back([&] {
+      for (int it = 0; it < 300; ++it) {
+        try {
+          if (p(x).to_vector() != want) ++wrong;
+        } catch (const tx::Error& e) {
+          if (has(e.what(), "already running on another thread"))
+            ++busy;
+          else
+            ++wrong;
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(p(x).to_vector(), want);  // and the program still works
+}
+
+// A compiled result is the caller's to write into, as an eager one is: outputs that are graph
+// constants (input-independent, here the gradient of an unused input and a folded c * 3) or that
+// are the same value twice (merged subexpressions) are copies, so no write changes another result
+// or a later run's.
+TEST(Trace, SharedOutputsAreFreshTensors) {
+  const auto c = Tensor<double>::randn({3}, 5);
+  auto loss = [](const Tensor<double>& a, const Tensor<double>&) { return tx::sum(a * a); };
+  auto f = [&](const Tensor<double>& a, const Tensor<double>& b) {
+    auto [ga, gb] = tx::grad(loss, a, b);
+    return std::tuple{ga, gb, c * 3.0, tx::exp(a), tx::exp(a)};
+  };
+  const auto x = Tensor<double>::randn({3}, 6), y = Tensor<double>::randn({3}, 7);
+  const auto p = tx::compile(f, x, y);
+  EXPECT_TRUE(p.program().output_shared(1));
+  EXPECT_TRUE(p.program().output_shared(2));
+  EXPECT_FALSE(p.program().output_shared(3));
+  EXPECT_TRUE(p.program().output_shared(4));
+  auto r1 = p(x, y);
+  std::get<1>(r1).mutable_data()[0] = 5.0;
+  std::get<2>(r1).mutable_data()[0] = 5.0;
+  std::get<3>(r1).mutable_data()[0] = 5.0;
+  EXPECT_NE(std::get<4>(r1).to_vector()[0], 5.0);
+  const auto r2 = p(x, y);
+  EXPECT_EQ(std::get<1>(r2).to_vector(), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(std::get<2>(r2).to_vector(), (c * 3.0).to_vector());
+  EXPECT_NE(std::get<1>(r1).impl(), std::get<1>(r2).impl());
+  expect_bitwise(std::get<4>(r2), tx::exp(x), "second exp(x)");
 }
 
 TEST(Trace, CompiledIsNeitherDifferentiableNorTraceable) {

@@ -86,8 +86,23 @@ struct Sign {
   template <class T>
   TENAX_HD T operator()(T x) const {
     if constexpr (is_complex_v<T>) {
+      // x / |x|, with x first scaled by a power of two (exactly) where |x| is subnormal (it has
+      // few significant bits: 1e-320 (1 + i) gave 0.70720 + 0.70720i) or overflows with finite
+      // parts ((1.5e308, 1.5e308) gave 0).
+      using R = real_t<T>;
+      constexpr bool dbl = sizeof(R) == 8;
+      constexpr R smallest_normal = dbl ? R(2.2250738585072014e-308) : R(1.17549435e-38f);
+      constexpr R up = dbl ? R(9007199254740992.0) : R(16777216.0f);  // 2^53, 2^24
       auto r = math::abs_(x);
-      return r == 0 ? T(0) : x / r;
+      if (r == 0) return T(0);
+      if (r < smallest_normal) {
+        x = x * up;
+        r = math::abs_(x);
+      } else if (r - r != 0 && math::real_(x) - math::real_(x) == 0 && math::imag_(x) - math::imag_(x) == 0) {
+        x = x * R(0.25);  // |x| = inf with finite parts: |x / 4| is finite
+        r = math::abs_(x);
+      }
+      return x / r;
     } else {
       return x != x ? x : static_cast<T>((x > 0) - (x < 0));  // NaN stays NaN (as for complex x)
     }

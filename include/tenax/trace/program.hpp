@@ -45,8 +45,9 @@
 // the next run with distinct inputs prepares). str() shows each step's kind and slot. After the first run a prepared
 // run makes no system allocation and no pool miss (tests/trace checks it). run() checks dtypes, shapes and devices
 // against the compiled signature (in anomaly mode each step's outputs are checked for NaN/Inf, ad/anomaly.hpp). A
-// Program is not reentrant: use one per thread.
+// Program is not reentrant: use one per thread (run() raises when it is already running on another).
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -70,6 +71,11 @@ class Program {
   void run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::ImplPtr* outputs);
 
   const Graph& graph() const { return g_; }
+  // Whether output k is an object run() hands out in every run, or twice in one: a graph constant
+  // (an input-independent result, folded at trace time) or a value an earlier output already is
+  // (common subexpressions merged). Compiled returns a copy of such an output, as eager code would
+  // return a fresh tensor, so that writing into one result never changes another or a later run's.
+  bool output_shared(std::size_t k) const { return shared_out_[k] != 0; }
   std::size_t traced_nodes() const { return traced_nodes_; }
   std::size_t cse_merged() const { return cse_merged_; }
   std::size_t dce_removed() const { return dce_removed_; }
@@ -136,7 +142,15 @@ class Program {
   std::vector<Step> steps_;               // per node, after the first run
   std::vector<detail::Storage> slots_;    // the static plan's buffers
   std::vector<Strides> input_strides_;    // the input layouts the plan was made for
+  std::vector<char> shared_out_;          // per output: output_shared
   bool prepared_ = false;
+  // Set while run() runs (a copy or move starts clear): a second thread's run raises.
+  struct RunFlag {
+    std::atomic<bool> on{false};
+    RunFlag() = default;
+    RunFlag(const RunFlag&) {}
+    RunFlag& operator=(const RunFlag&) { return *this; }
+  } running_;
   std::size_t traced_nodes_ = 0, cse_merged_ = 0, dce_removed_ = 0;
   std::int64_t peak_bytes_ = 0;
 };

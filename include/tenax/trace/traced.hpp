@@ -23,11 +23,23 @@
 //   - a Traced re-executes through apply (operator()), so the eager transforms apply to it; the
 //     graph transforms are exactly that, traced again. detach() and ops run under no_grad stay
 //     cut off from differentiation there, as in eager mode.
+//   - a tensor f closes over (not an input) is a constant of the graph, held by reference, and
+//     every op whose inputs are all constants is evaluated once, at trace time: writing into such
+//     a tensor after tracing leaves a mix of old and new values (pass values that change as
+//     inputs); a scalar f reads is likewise frozen at its trace-time value;
+//   - side effects outside the graph happen once, at trace time: backward() accumulating into the
+//     .grad() of a tensor f closes over runs on the example values and not in compiled runs (return
+//     the gradient from grad()/vjp() instead; backward() on a leaf made from an input is recorded);
+//   - a compiled result is the caller's, like an eager one: an output that is a constant, or the
+//     same value as an earlier output, is copied (Program::output_shared);
+//   - a Compiled (with its copies) is for one thread at a time (a run meeting another raises); a Jit
+//     may be called from several threads.
 // Results may be Tensor<T>, std::pair or std::tuple of results (nested).
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <tuple>
 #include <type_traits>
 #include <typeinfo>
@@ -51,6 +63,11 @@ struct Structure<Tensor<T>> {
   static constexpr std::size_t size = 1;
   static void flatten(const Tensor<T>& r, ImplPtr*& out) { *out++ = r.impl(); }
   static Tensor<T> unflatten(const ImplPtr*& in) { return Tensor<T>(*in++); }
+  // Replaces each flattened tensor whose flag is set by a copy (flags and io advance together).
+  static void copy_flagged(const char*& flag, ImplPtr*& io) {
+    if (*flag++) *io = clone(Tensor<T>(*io)).impl();
+    ++io;
+  }
 };
 template <class... X>
 struct Structure<std::tuple<X...>> {
@@ -59,6 +76,7 @@ struct Structure<std::tuple<X...>> {
     std::apply([&](const auto&... x) { (Structure<X>::flatten(x, out), ...); }, r);
   }
   static std::tuple<X...> unflatten(const ImplPtr*& in) { return std::tuple<X...>{Structure<X>::unflatten(in)...}; }
+  static void copy_flagged(const char*& flag, ImplPtr*& io) { (Structure<X>::copy_flagged(flag, io), ...); }
 };
 template <class A, class B>
 struct Structure<std::pair<A, B>> {
@@ -71,6 +89,10 @@ struct Structure<std::pair<A, B>> {
     A a = Structure<A>::unflatten(in);
     B b = Structure<B>::unflatten(in);
     return {std::move(a), std::move(b)};
+  }
+  static void copy_flagged(const char*& flag, ImplPtr*& io) {
+    Structure<A>::copy_flagged(flag, io);
+    Structure<B>::copy_flagged(flag, io);
   }
 };
 
@@ -188,6 +210,15 @@ class Compiled {
     const detail::ImplPtr ins[] = {x.contiguous().impl()...};
     std::array<detail::ImplPtr, detail::Structure<R>::size> outs;
     prog_->run(ins, sizeof...(T), outs.data());
+    // Outputs the program hands out every run or twice (Program::output_shared) become copies.
+    std::array<char, detail::Structure<R>::size> shared{};
+    bool any = false;
+    for (std::size_t k = 0; k < shared.size(); ++k) any = (shared[k] = prog_->output_shared(k)) || any;
+    if (any) [[unlikely]] {
+      const char* flag = shared.data();
+      detail::ImplPtr* io = outs.data();
+      detail::Structure<R>::copy_flagged(flag, io);
+    }
     const detail::ImplPtr* p = outs.data();
     return detail::Structure<R>::unflatten(p);
   }
@@ -244,7 +275,10 @@ auto vjp(const Traced<Tensor<U>, T>& g) {
 }
 
 // f compiled once per input signature (dtypes, shapes, devices): the first call with a new
-// signature traces and compiles, later calls with it run the prepared program.
+// signature traces and compiles, later calls with it run the prepared program. Several threads
+// may call one Jit at once: a call takes a program of its signature that no other call is running,
+// compiling another copy from the same trace when all are busy (so there are at most as many
+// copies as concurrent callers), and returns it afterwards. Copies of a Jit share its programs.
 template <class F>
 class Jit {
  public:
@@ -267,37 +301,88 @@ class Jit {
         for (auto d : x.shape()) mix(static_cast<std::uint64_t>(d));
       }()),
      ...);
-    auto [lo, hi] = cache_.equal_range(h);
-    for (auto it = lo; it != hi; ++it) {
-      if (it->second.type != &typeid(C)) continue;
-      auto* c = static_cast<C*>(it->second.program.get());
-      std::size_t k = 0;
-      bool same = true;
-      ((same = same && matches(c->program().graph(), k++, x)), ...);
-      if (same) return (*c)(x...);
+    using Tr = Traced<R, T...>;
+    auto find = [&]() -> Entry* {  // with s_->mu held; elements of an unordered_multimap keep their address
+      auto [lo, hi] = s_->cache.equal_range(h);
+      for (auto it = lo; it != hi; ++it) {
+        if (it->second.type != &typeid(C)) continue;
+        std::size_t k = 0;
+        bool same = true;
+        ((same = same && matches(static_cast<const Tr*>(it->second.traced.get())->graph(), k++, x)), ...);
+        if (same) return &it->second;
+      }
+      return nullptr;
+    };
+    Entry* e = nullptr;
+    std::shared_ptr<C> c;
+    {
+      std::lock_guard<std::mutex> lock(s_->mu);
+      e = find();
+      if (e && !e->idle.empty()) {
+        c = std::static_pointer_cast<C>(e->idle.back());
+        e->idle.pop_back();
+      }
     }
-    auto c = std::make_shared<C>(trace(f_, x...));
-    ++compilations_;
-    cache_.emplace(h, Entry{&typeid(C), c});
+    if (!e) {
+      // Traced without the lock (f may take long); when another thread traced the same signature
+      // meanwhile, its entry is kept and this trace dropped.
+      auto tr = std::make_shared<const Tr>(trace(f_, x...));
+      std::lock_guard<std::mutex> lock(s_->mu);
+      e = find();
+      if (!e) {
+        ++s_->compilations;
+        e = &s_->cache.emplace(h, Entry{&typeid(C), tr, {}, 0})->second;
+      }
+    }
+    if (!c) {
+      c = std::make_shared<C>(*static_cast<const Tr*>(e->traced.get()));
+      std::lock_guard<std::mutex> lock(s_->mu);
+      ++e->programs;
+    }
+    struct Return {  // the program goes back to the idle list, also when the run throws
+      State& s;
+      Entry& e;
+      std::shared_ptr<C>& c;
+      ~Return() {
+        std::lock_guard<std::mutex> lock(s.mu);
+        e.idle.push_back(std::move(c));
+      }
+    } ret{*s_, *e, c};
     return (*c)(x...);
   }
 
-  // How many signatures have been compiled.
-  std::size_t compilations() const { return compilations_; }
+  // How many signatures have been traced and compiled.
+  std::size_t compilations() const {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    return s_->compilations;
+  }
+  // How many programs exist in all (copies compiled for concurrent callers included).
+  std::size_t programs() const {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    std::size_t n = 0;
+    for (const auto& [h, e] : s_->cache) n += e.programs;
+    return n;
+  }
 
  private:
   struct Entry {
     const std::type_info* type;
-    std::shared_ptr<void> program;
+    std::shared_ptr<const void> traced;       // the Traced of this signature
+    std::vector<std::shared_ptr<void>> idle;  // its compiled programs no call is running
+    std::size_t programs = 0;
   };
   template <class T>
   static bool matches(const ir::Graph& g, std::size_t k, const Tensor<T>& x) {
     const ir::ValueInfo& v = g.values[static_cast<std::size_t>(g.inputs[k])];
     return v.dtype == x.impl()->dtype && v.shape == x.shape() && v.device == x.device();
   }
+  struct State {
+    std::mutex mu;
+    std::unordered_multimap<std::uint64_t, Entry> cache;
+    std::size_t compilations = 0;
+  };
   F f_;
-  std::unordered_multimap<std::uint64_t, Entry> cache_;
-  std::size_t compilations_ = 0;
+  std::shared_ptr<State> s_ = std::make_shared<State>();
 };
 
 template <class F>
