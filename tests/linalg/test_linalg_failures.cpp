@@ -392,7 +392,7 @@ TYPED_TEST(Failures, LuSolveRejectsPivotsOutOfRange) {
       const std::string msg = message_of([&] { la::lu_solve(LU, p, B, trans); });
       EXPECT_TRUE(starts_with(msg, "[lu_solve]")) << msg;
       EXPECT_HAS(msg, "pivot 2 of matrix 0 is " + std::to_string(bad) + ", outside 1..4");
-      EXPECT_HAS(msg, "(int32 pivots of shape [4] on cpu");
+      EXPECT_HAS(msg, "(int32 pivots, broadcast to the batch: shape [4] on cpu");
     }
   }
   // Batch shapes that do not broadcast are a shape error naming both.

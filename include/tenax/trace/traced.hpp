@@ -27,7 +27,8 @@
 //     every op whose inputs are all constants is evaluated once, at trace time: writing into such
 //     a tensor after tracing leaves a mix of old and new values (pass values that change as
 //     inputs); a scalar f reads is likewise frozen at its trace-time value;
-//   - side effects outside the graph happen once, at trace time: backward() accumulating into the
+//   - side effects outside the graph happen at trace time (once per trace; a Jit traces a signature
+//     once, or once per thread that meets it first at the same moment): backward() accumulating into the
 //     .grad() of a tensor f closes over runs on the example values and not in compiled runs (return
 //     the gradient from grad()/vjp() instead; backward() on a leaf made from an input is recorded);
 //   - a compiled result is the caller's, like an eager one: an output that is a constant, or the
@@ -338,14 +339,18 @@ class Jit {
       c = std::make_shared<C>(*static_cast<const Tr*>(e->traced.get()));
       std::lock_guard<std::mutex> lock(s_->mu);
       ++e->programs;
+      e->idle.reserve(e->programs);  // so that putting it back never allocates
     }
     struct Return {  // the program goes back to the idle list, also when the run throws
       State& s;
       Entry& e;
       std::shared_ptr<C>& c;
       ~Return() {
-        std::lock_guard<std::mutex> lock(s.mu);
-        e.idle.push_back(std::move(c));
+        try {
+          std::lock_guard<std::mutex> lock(s.mu);
+          e.idle.push_back(std::move(c));
+        } catch (...) {  // (cannot happen: capacity is reserved) the program is dropped, not reused
+        }
       }
     } ret{*s_, *e, c};
     return (*c)(x...);

@@ -191,8 +191,9 @@ inline Tensor<std::int32_t> identity_pivots(std::int64_t k, Device dev) {
 // pivot tensor, k x batch).
 [[noreturn]] inline void bad_pivot(std::string_view op, std::int64_t i, std::int64_t b, std::int64_t v, std::int64_t m,
                                    const Shape& pivots, const Device& dev) {
-  fail(op, "pivot ", i, " of matrix ", b, " is ", v, ", outside 1..", m, " (int32 pivots of shape ", pivots, " on ",
-       dev.str(), ": LAPACK's 1-based row interchanges, as lu_factor returns them)");
+  fail(op, "pivot ", i, " of matrix ", b, " is ", v, ", outside 1..", m,
+       " (int32 pivots, broadcast to the batch: shape ", pivots, " on ", dev.str(),
+       "; LAPACK's 1-based row interchanges, as lu_factor returns them)");
 }
 
 // Raises an Error naming op when a pivot in pv (contiguous, of shape k x batch, on the CPU) is

@@ -42,7 +42,8 @@ struct Pow {
   //          gx = sum_to(conj(e x^(e-1)) gy), ge = sum_to(conj(y log x) gy).
   // The products 0 * inf are read as 0, as in PyTorch: dy/dx where e = 0 (y = x^0 = 1 for every x)
   // and dy/de at x = 0 (y = 0^e = 0 for e > 0). The masked branches read x as 1 there, so no inf
-  // enters the higher derivatives; elsewhere the formulas (and their derivatives) are unchanged.
+  // enters the first and second derivatives; elsewhere the formulas (and all their derivatives)
+  // are unchanged (see dbase for which points are masked).
   template <class C>
   auto jvp(const C& c) const {
     Tensor<typename std::remove_cvref_t<decltype(c.x0())>::value_type> r;
@@ -63,17 +64,20 @@ struct Pow {
   }
 
  private:
-  // e x^(e-1). Where e = 0 it is e times a constant c = x^-1 that stops every derivative in x
-  // (they are 0: x^0 = 1) but keeps the one in e, the mixed second derivative x^-1, with c = 0
-  // where x^-1 is not finite (x = 0, subnormal or NaN), so the value stays exactly 0.
+  // e x^(e-1), exact at every order, except where e = 0 and x or x^-2 is not finite (x = 0, tiny,
+  // inf or NaN), where 0 * inf would enter its first or second derivatives: there it is e times a
+  // constant c = x^-1 that stops every derivative in x (they are 0: x^0 = 1) but keeps the one in
+  // e, the mixed second derivative x^-1, with c = 0 where x^-1 is not finite, so the value stays 0.
   template <class T>
   static Tensor<T> dbase(const Tensor<T>& x, const Tensor<T>& e) {
     const Device dev = x.device();
     auto zero = Tensor<T>::zeros({}, dev), one = Tensor<T>::ones({}, dev);
-    auto e0 = eq(e, zero);
-    const Tensor<T> inv = div(one, where(e0, x, one)).detach();
-    const Tensor<T> at_e0 = mul(e, where(isfinite(inv), inv, zero));
-    return where(e0, at_e0, mul(e, pow(where(e0, one, x), add(e, T(-1)))));
+    const auto no = Tensor<bool>::zeros({}, dev);
+    const auto regular = where(isfinite(x), isfinite(div(one, mul(x, x))), no);
+    const auto bad = where(regular, no, eq(e, zero));
+    const Tensor<T> inv = div(one, where(bad, x, one)).detach();
+    const Tensor<T> at_bad = mul(e, where(isfinite(inv), inv, zero));
+    return where(bad, at_bad, mul(e, pow(where(bad, one, x), add(e, T(-1)))));
   }
   template <class T>
   static Tensor<T> dexponent(const Tensor<T>& x, const Tensor<T>& y) {
