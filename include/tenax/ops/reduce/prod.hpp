@@ -13,7 +13,8 @@ namespace ops {
 
 struct Prod {
   static constexpr const char* name = "prod";
-  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;      // forward is one captured kernel call (kernels/capture.hpp)
+  static constexpr bool saves_outputs = false;  // the rules form the products of the others from x
   detail::AxisMask mask;
   bool keepdim;
   template <class T>
