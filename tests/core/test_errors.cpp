@@ -108,6 +108,28 @@ TEST(Errors, BadAxis) {
   expect_error([&] { a.unsqueeze(4); },
                "[unsqueeze] axis 4 out of range for inserting into a f64 tensor of shape [2, 3] on cpu (axes -3 to 2)");
   expect_error([&] { a.diagonal(0, 1, 1); }, "[diagonal] dimensions must differ");
+  // Shape-op errors end with the input's dtype and device.
+  expect_error([&] { a.squeeze(0); }, "[squeeze] dimension 0 of shape [2, 3] is not 1 (f64 on cpu)");
+  expect_error([&] { a.permute({1, 1}); }, "[permute] order [1, 1] repeats dimension 1 of shape [2, 3] (f64 on cpu)");
+  expect_error([&] { a.slice(0, 0, 1, -1); }, "[slice] step must be positive, got -1 for shape [2, 3] (f64 on cpu)");
+  expect_error([&] { tx::tril(TD::zeros({3})); }, "[tril] needs rank >= 2, got shape [3] (f64 on cpu)");
+  expect_error([&] { tx::sum_to(a, {3}); }, "[sum_to] cannot reduce shape [2, 3] to [3] (f64 on cpu)");
+  expect_error(
+      [&] {
+        tx::max(TD::zeros({0, 2}));
+      },
+      "[max] reduction over an empty dimension of shape [0, 2] (f64 on cpu)");
+  expect_error(
+      [&] {
+        tx::broadcast_to(a, {3, 3});
+      },
+      "[broadcast_to] cannot broadcast shape [2, 3] to [3, 3] (f64 on cpu)");
+  // A vector's transpose: any pair of its axes, and (0, 1), leave it as it is.
+  const auto v = TD::arange(3);
+  EXPECT_EQ(v.transpose(0, 0).to_vector(), v.to_vector());
+  EXPECT_EQ(v.transpose(-1, 0).to_vector(), v.to_vector());
+  EXPECT_EQ(v.transpose(0, 1).to_vector(), v.to_vector());
+  expect_error([&] { v.transpose(0, 2); }, "[transpose] axes 0 and 2 out of range for shape [3] (f64 on cpu)");
   expect_error([&] { a.size(2); }, "[size] axis 2 out of range for rank 2");
   expect_error([&] { tx::concat<double>({a, a}, 2); }, "[concat] axis 2 out of range");
 }
@@ -215,6 +237,18 @@ TEST(Errors, Int64OverflowingShapes) {
   expect_error([&] { TD::empty({std::int64_t{1} << 50}); }, "[allocator]");
   expect_error([&] { tx::expand(TD::zeros({1, 1}), {big, big}); }, "[expand] shape", {"overflows int64 elements"});
   expect_error([&] { TD::zeros({6}).reshape({big, big}); }, "[reshape] shape [4294967296, 4294967296] overflows");
+  // An empty result's strides still span its other dimensions; the errors name the op called.
+  const std::int64_t huge = std::int64_t{1} << 62;
+  expect_error(
+      [&] {
+        TD::zeros({0, 3}).reshape({0, huge, huge});
+      },
+      "[reshape] shape [0, ", {"overflows", "f64 on cpu"});
+  expect_error(
+      [&] {
+        tx::broadcast_to(TD::zeros({3}), {3, -1});
+      },
+      "[broadcast_to] negative dimension in shape [3, -1]");
 }
 
 TEST(Errors, ReshapeToWrongNumel) {

@@ -273,6 +273,24 @@ TEST(Reduce, MaxMinTiesSplitEvenly) {
   EXPECT_EQ(t.to_vector(), (std::vector<double>{3, 3, 1}));  // mean of the tied directions
 }
 
+TEST(Reduce, MaxMinDerivativesFollowTheSelectedNaN) {
+  // The forward propagates a NaN; the NaN entries attain the extremum and share the derivative,
+  // as in maximum/minimum and PyTorch's max(): finite entries get 0, not 0/0.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto x = Tensor<double>::from_col_major({3}, {1, nan, 3});
+  for (bool is_max : {true, false}) {
+    auto f = [is_max](const auto& t) { return is_max ? tx::max(t) : tx::min(t); };
+    EXPECT_TRUE(std::isnan(f(x).item()));
+    EXPECT_EQ(tx::grad(f, x).to_vector(), (std::vector<double>{0, 1, 0}));
+    const auto [y, t] = tx::jvp(f, x, Tensor<double>::from_col_major({3}, {5, 2, 7}));
+    EXPECT_EQ(t.item(), 2);
+    // Two NaNs share it; the reduction over axis 0 keeps the NaN-free column exact.
+    const auto x2 = Tensor<double>::from_col_major({3, 2}, {nan, 4, nan, 1, 6, 2});
+    auto g = tx::grad([&](const auto& v) { return tx::sum(is_max ? tx::max(v, {0}) : tx::min(v, {0})); }, x2);
+    EXPECT_EQ(g.to_vector(), (std::vector<double>{0.5, 0, 0.5, is_max ? 0.0 : 1.0, is_max ? 1.0 : 0.0, 0}));
+  }
+}
+
 TEST(Reduce, SumTo) {
   auto f = [](const Shape& s) { return [s](const auto& t) { return tx::sum_to(t, s); }; };
   const auto x = Tensor<double>::randn({3, 4, 2}, 1);

@@ -302,6 +302,11 @@ template <class T>
 ShapeOrUndefined shape_or_undefined(const Tensor<T>& t) {
   return {t.impl().get()};
 }
+// " (f64 on cpu)": the dtype and device that an error message names after an input's shape.
+template <class T>
+std::string dtype_on(const Tensor<T>& x) {
+  return std::string(" (") + dtype_traits<T>::name + " on " + x.device().str() + ")";
+}
 }  // namespace detail
 
 // wrap_axis (core/shape.hpp) with the whole input in its message: shape, dtype and device.

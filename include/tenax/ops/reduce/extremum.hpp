@@ -26,7 +26,7 @@ struct Extremum {
                 if (mask[d] && x.shape()[d] == 0) return false;
               return true;
             }(),
-        is_max ? "max" : "min", "reduction over an empty dimension of shape ", x.shape());
+        is_max ? "max" : "min", "reduction over an empty dimension of shape ", x.shape(), detail::dtype_on(x));
     const T init = is_max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
     Tensor<T> r = is_max ? detail::reduce<T>("max", x, mask, init, fn::FoldMax{})
                          : detail::reduce<T>("min", x, mask, init, fn::FoldMin{});
@@ -35,7 +35,9 @@ struct Extremum {
     return Tensor<T>(detail::make_view_impl(*r.impl(), s, col_major_strides(s), 0));
   }
   // The derivative goes to the positions that attain the extremum; ties share it evenly:
-  // w = [x == y] / count(x == y) over each group; dy = sum(w dx); gx = w gy.
+  // w = [x == y] / count(x == y) over each group; dy = sum(w dx); gx = w gy. Where the extremum
+  // is a NaN (the forward propagates one), the NaN entries attain it (as in maximum/minimum and
+  // PyTorch's max()), so finite entries get 0, not 0/0.
   template <class C>
   auto jvp(const C& c) const {
     return detail::apply(Sum{mask, keepdim}, mul(weights(c.x0(), c.y0()), c.dx0()));
@@ -49,7 +51,8 @@ struct Extremum {
   Shape kshape(const auto& x) const { return detail::reduced_shape(x.shape(), mask, true); }
   template <class T>
   Tensor<T> weights(const Tensor<T>& x, const Tensor<T>& y) const {
-    auto hit = cast<T>(eq(x, expand(reshape(y, kshape(x)), x.shape())));
+    const auto ye = expand(reshape(y, kshape(x)), x.shape());
+    auto hit = add(cast<T>(eq(x, ye)), mul(cast<T>(ne(x, x)), cast<T>(ne(ye, ye))));
     return div(hit, expand(detail::apply(Sum{mask, true}, hit), x.shape()));
   }
 };

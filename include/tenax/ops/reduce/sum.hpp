@@ -74,11 +74,12 @@ template <Floating T>
 Tensor<T> sum_to(const Tensor<T>& x, const Shape& shape) {
   detail::check_defined("sum_to", x);
   if (x.shape() == shape) return x;
-  TENAX_CHECK(shape.size() <= x.dim(), "sum_to", "cannot reduce shape ", x.shape(), " to ", shape);
+  TENAX_CHECK(shape.size() <= x.dim(), "sum_to", "cannot reduce shape ", x.shape(), " to ", shape, detail::dtype_on(x));
   detail::AxisMask m;
   for (int d = 0; d < x.dim(); ++d) {
     const std::int64_t s = d < shape.size() ? shape[d] : 1;
-    TENAX_CHECK(s == x.shape()[d] || s == 1, "sum_to", "cannot reduce shape ", x.shape(), " to ", shape);
+    TENAX_CHECK(s == x.shape()[d] || s == 1, "sum_to", "cannot reduce shape ", x.shape(), " to ", shape,
+                detail::dtype_on(x));
     if (s == 1 && x.shape()[d] != 1) m[d] = true;
     if (d >= shape.size()) m[d] = true;
   }

@@ -56,9 +56,10 @@ struct Diagonal {
 template <Scalar T>
 Tensor<T> diagonal(const Tensor<T>& x, std::int64_t offset, int d0, int d1) {
   detail::check_defined("diagonal", x);
-  TENAX_CHECK(x.dim() >= 2, "diagonal", "needs rank >= 2, got shape ", x.shape());
+  TENAX_CHECK(x.dim() >= 2, "diagonal", "needs rank >= 2, got shape ", x.shape(), detail::dtype_on(x));
   const int a = wrap_axis(d0, x, "diagonal"), b = wrap_axis(d1, x, "diagonal");
-  TENAX_CHECK(a != b, "diagonal", "dimensions must differ, got ", d0, " and ", d1);
+  TENAX_CHECK(a != b, "diagonal", "dimensions must differ, got ", d0, " and ", d1, " for shape ", x.shape(),
+              detail::dtype_on(x));
   ops::Diagonal op{offset, a, b};
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(op, x);
@@ -70,7 +71,7 @@ Tensor<T> diagonal(const Tensor<T>& x, std::int64_t offset, int d0, int d1) {
 template <Scalar T>
 Tensor<T> diag_embed(const Tensor<T>& x) {
   detail::check_defined("diag_embed", x);
-  TENAX_CHECK(x.dim() >= 1, "diag_embed", "needs rank >= 1, got shape ", x.shape());
+  TENAX_CHECK(x.dim() >= 1, "diag_embed", "needs rank >= 1, got shape ", x.shape(), detail::dtype_on(x));
   TENAX_CHECK(x.dim() < kMaxRank, "diag_embed", "the result's rank ", x.dim() + 1, " exceeds the maximum of ", kMaxRank,
               " (", dtype_traits<T>::name, " input of shape ", x.shape(), " on ", x.device().str(), ")");
   Shape full = x.shape();
@@ -86,7 +87,7 @@ Tensor<T> diag_embed(const Tensor<T>& x) {
 template <Scalar T>
 Tensor<T> diag(const Tensor<T>& x) {
   detail::check_defined("diag", x);
-  TENAX_CHECK(x.dim() == 1 || x.dim() == 2, "diag", "needs rank 1 or 2, got shape ", x.shape());
+  TENAX_CHECK(x.dim() == 1 || x.dim() == 2, "diag", "needs rank 1 or 2, got shape ", x.shape(), detail::dtype_on(x));
   return x.dim() == 1 ? diag_embed(x) : diagonal(x, 0, 0, 1);
 }
 

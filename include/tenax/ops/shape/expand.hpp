@@ -51,8 +51,10 @@ template <Scalar T>
 Tensor<T> broadcast_to(const Tensor<T>& x, const Shape& shape) {
   detail::check_defined("broadcast_to", x);
   // Checked here too, so that errors name the op the caller used.
-  TENAX_CHECK(x.dim() <= shape.size() && broadcast_shapes(x.shape(), shape, "broadcast_to") == shape, "broadcast_to",
-              "cannot broadcast shape ", x.shape(), " to ", shape);
+  checked_numel(shape, "broadcast_to");
+  TENAX_CHECK(x.dim() <= shape.size() && broadcast_conflict(x.shape(), shape) < 0 &&
+                  broadcast_shapes(x.shape(), shape, "broadcast_to") == shape,
+              "broadcast_to", "cannot broadcast shape ", x.shape(), " to ", shape, detail::dtype_on(x));
   return expand(x, shape);
 }
 

@@ -78,20 +78,27 @@ Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
   detail::check_defined("reshape", x);
   Shape shape = shape_in;
   int infer = -1;
-  std::int64_t known = 1;
+  // known: the product of the given dimensions; span: the same with zeros read as ones, which the
+  // strides of an empty result still reach (so it must fit in int64 byte offsets too).
+  std::int64_t known = 1, span = 1;
   for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      TENAX_CHECK(infer < 0, "reshape", "more than one -1 in ", shape_in);
+      TENAX_CHECK(infer < 0, "reshape", "more than one -1 in ", shape_in, " for input ", x.shape(),
+                  detail::dtype_on(x));
       infer = i;
     } else {
-      TENAX_CHECK(shape[i] >= 0, "reshape", "negative dimension in ", shape_in);
-      TENAX_CHECK(shape[i] == 0 || known <= INT64_MAX / shape[i], "reshape", "shape ", shape_in, " overflows");
+      TENAX_CHECK(shape[i] >= 0, "reshape", "negative dimension in ", shape_in, " for input ", x.shape(),
+                  detail::dtype_on(x));
+      const std::int64_t e = std::max<std::int64_t>(shape[i], 1);
+      TENAX_CHECK(span <= INT64_MAX / 16 / e, "reshape", "shape ", shape_in, " overflows int64 byte offsets",
+                  detail::dtype_on(x));
+      span *= e;
       known *= shape[i];
     }
   }
   if (infer >= 0) {
     TENAX_CHECK(known != 0 && x.numel() % known == 0, "reshape", "cannot infer -1 in ", shape_in, " for ", x.numel(),
-                " elements");
+                " elements (input ", x.shape(), ", ", dtype_traits<T>::name, " on ", x.device().str(), ")");
     shape[infer] = x.numel() / known;
   }
   TENAX_CHECK(numel_of(shape) == x.numel(), "reshape", "shape ", shape_in, " has ", numel_of(shape),
@@ -108,7 +115,7 @@ template <Scalar T>
 Tensor<T> squeeze(const Tensor<T>& x, int dim) {
   detail::check_defined("squeeze", x);
   int d = wrap_axis(dim, x, "squeeze");
-  TENAX_CHECK(x.shape()[d] == 1, "squeeze", "dimension ", d, " of shape ", x.shape(), " is not 1");
+  TENAX_CHECK(x.shape()[d] == 1, "squeeze", "dimension ", d, " of shape ", x.shape(), " is not 1", detail::dtype_on(x));
   Shape s = x.shape();
   s.erase(d);
   return reshape(x, s);
@@ -118,7 +125,7 @@ template <Scalar T>
 Tensor<T> unsqueeze(const Tensor<T>& x, int dim) {
   detail::check_defined("unsqueeze", x);
   TENAX_CHECK(x.dim() < kMaxRank, "unsqueeze", "rank ", x.dim() + 1, " exceeds the maximum of ", kMaxRank,
-              " (input shape ", x.shape(), ")");
+              " (input shape ", x.shape(), ", ", dtype_traits<T>::name, " on ", x.device().str(), ")");
   const int r = x.dim() + 1;  // the result's rank: the new axis may go at any of its positions
   TENAX_CHECK(axis_in_range(dim, r), "unsqueeze", "axis ", dim, " out of range for inserting into a ",
               dtype_traits<T>::name, " tensor of shape ", x.shape(), " on ", x.device().str(), " (axes ", -r, " to ",

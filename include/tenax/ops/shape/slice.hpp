@@ -40,7 +40,7 @@ template <Scalar T>
 Tensor<T> slice(const Tensor<T>& x, int dim, std::int64_t start, std::int64_t stop, std::int64_t step) {
   detail::check_defined("slice", x);
   const int d = wrap_axis(dim, x, "slice");
-  TENAX_CHECK(step > 0, "slice", "step must be positive, got ", step);
+  TENAX_CHECK(step > 0, "slice", "step must be positive, got ", step, " for shape ", x.shape(), detail::dtype_on(x));
   const std::int64_t n = x.shape()[d];
   auto clamp = [n](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + n : i, 0, n); };
   start = clamp(start);

@@ -44,12 +44,14 @@ template <Scalar T>
 Tensor<T> permute(const Tensor<T>& x, const Shape& order) {
   detail::check_defined("permute", x);
   const int r = x.dim();
-  TENAX_CHECK(order.size() == r, "permute", "order ", order, " does not match rank ", r, " of shape ", x.shape());
+  TENAX_CHECK(order.size() == r, "permute", "order ", order, " does not match rank ", r, " of shape ", x.shape(),
+              detail::dtype_on(x));
   Shape norm;
   std::array<bool, kMaxRank> seen{};
   for (auto d : order) {
     int a = wrap_axis(d, x, "permute");
-    TENAX_CHECK(!seen[a], "permute", "order ", order, " repeats dimension ", a);
+    TENAX_CHECK(!seen[a], "permute", "order ", order, " repeats dimension ", a, " of shape ", x.shape(),
+                detail::dtype_on(x));
     seen[a] = true;
     norm.push_back(a);
   }
@@ -63,8 +65,13 @@ template <Scalar T>
 Tensor<T> transpose(const Tensor<T>& x, int d0, int d1) {
   detail::check_defined("transpose", x);
   const int r = x.dim();
-  TENAX_CHECK(r >= 2 || (d0 == 0 && d1 == 1 && r < 2), "transpose", "needs rank >= 2, got shape ", x.shape());
-  if (r < 2) return x;
+  // Below rank 2 there is nothing to swap: transpose(0, 1) (a vector's transpose) and axes that
+  // exist (0 and -1 of a vector) leave x as it is.
+  if (r < 2) {
+    TENAX_CHECK((d0 == 0 && d1 == 1) || (axis_in_range(d0, r) && axis_in_range(d1, r)), "transpose", "axes ", d0,
+                " and ", d1, " out of range for shape ", x.shape(), detail::dtype_on(x));
+    return x;
+  }
   Shape order;
   for (int i = 0; i < r; ++i) order.push_back(i);
   std::swap(order[wrap_axis(d0, x, "transpose")], order[wrap_axis(d1, x, "transpose")]);

@@ -66,7 +66,7 @@ struct Triangle {
 template <Scalar T>
 Tensor<T> tril(const Tensor<T>& x, std::int64_t k) {
   detail::check_defined("tril", x);
-  TENAX_CHECK(x.dim() >= 2, "tril", "needs rank >= 2, got shape ", x.shape());
+  TENAX_CHECK(x.dim() >= 2, "tril", "needs rank >= 2, got shape ", x.shape(), detail::dtype_on(x));
   detail::check_kernel_device("tril", x.device());
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Triangle{true, k}, x);
@@ -77,7 +77,7 @@ Tensor<T> tril(const Tensor<T>& x, std::int64_t k) {
 template <Scalar T>
 Tensor<T> triu(const Tensor<T>& x, std::int64_t k) {
   detail::check_defined("triu", x);
-  TENAX_CHECK(x.dim() >= 2, "triu", "needs rank >= 2, got shape ", x.shape());
+  TENAX_CHECK(x.dim() >= 2, "triu", "needs rank >= 2, got shape ", x.shape(), detail::dtype_on(x));
   detail::check_kernel_device("triu", x.device());
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Triangle{false, k}, x);
