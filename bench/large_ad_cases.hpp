@@ -96,7 +96,7 @@ inline std::vector<int> sizes() {
 
 inline std::string profile_description() {
   std::string s = "sizes";
-  for (int n : sizes()) s += " " + std::to_string(n);
+  for (int n : sizes()) (s += ' ') += std::to_string(n);
   const char* list = std::getenv("TENAX_LARGE_AD_SIZES");
   const char* prof = std::getenv("TENAX_BENCH_PROFILE");
   s += list && *list ? " (from TENAX_LARGE_AD_SIZES)"

@@ -8,8 +8,8 @@
 #   scripts/test.sh openblas            one provider (openblas | lapack | mkl | eigen); several may be
 #                                       given, the first gets the full suite
 #
-# Then a sanitizer pass (ASan + UBSan) over a reduced set of test programs, a ThreadSanitizer pass
-# over the worker-pool tests, and a bounded libFuzzer run of the linalg target (see below).
+# Then a ThreadSanitizer pass over the worker-pool tests, a sanitizer pass (ASan + UBSan) over a
+# reduced set of test programs, and a bounded libFuzzer run of the linalg target (see below).
 #
 # Environment: TENAX_BUILD_DIR (default <repo>/build-ci; one subdirectory per provider),
 # TENAX_JOBS (default: nproc), TENAX_SKIP_SETUP=1 (do not check system packages),
@@ -135,78 +135,6 @@ for i in "${!providers[@]}"; do
   say "[$provider] built in $((SECONDS - start)) s${cache}; running ctest"
   run_ctest "$provider" "$dir"
 done
-# The sanitizer pass (ASan + UBSan, errors fatal): the library and a reduced set of test programs
-# (core, AD, anomaly, elementwise/reduction/shape ops, the linalg failure and residual tests, trace,
-# the prepared plan, the AD oracle, the worker pool) built with -fsanitize=address,undefined and run.
-# It is built with clang, which compiles these unoptimised test programs in well under g++'s time
-# and so also keeps the test sources building with a second compiler. The libFuzzer target (below)
-# is built in the same directory, so the sanitized library is compiled once for both. The library
-# and the fuzz target compile at -O1 with assertions: unoptimised, the fuzz run did not get past
-# its seed corpus in 60 s (42 inputs/s). Line tables only: what the reports need. Skipped with
-# TENAX_SKIP_SANITIZE=1.
-sanitize_targets=(test_core test_tensor_errors test_allocator test_ad_engine test_anomaly test_ops_unary
-  test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_trace_plan
-  test_ad_oracle test_threads)
-want_sanitize=0 want_fuzz=0
-[[ ${TENAX_SKIP_SANITIZE:-0} == 1 ]] || want_sanitize=1
-[[ ${TENAX_SKIP_FUZZ:-0} == 1 ]] || want_fuzz=1
-have_clang=0
-command -v clang++ >/dev/null 2>&1 && have_clang=1
-if ((want_fuzz && !have_clang)); then
-  say "[fuzz] FAILED: the libFuzzer target needs clang++ (not found; TENAX_SKIP_SETUP=1?)"
-  status=1
-  want_fuzz=0
-fi
-dir=$build_root/sanitize
-if ((want_sanitize || want_fuzz)); then
-  mkdir -p "$dir"
-  start=$SECONDS
-  targets=() what=()
-  ((want_sanitize)) && targets+=("${sanitize_targets[@]}") && what+=("${#sanitize_targets[@]} test programs")
-  ((want_fuzz)) && targets+=(fuzz_linalg) && what+=("fuzz_linalg")
-  # The compilers are named on the command line, so that a build directory configured earlier
-  # with another compiler is reconfigured (CMake drops its cache) rather than silently reused.
-  san_cc=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
-  san_flags="-O1 -gline-tables-only"
-  if ((!have_clang)); then
-    say "[sanitize] clang++ not found (TENAX_SKIP_SETUP=1?): building with the default compiler"
-    san_cc=()
-    san_flags="-O1 -g1"
-  fi
-  on() { (($1)) && echo ON || echo OFF; }
-  say "[sanitize] configure + build ($dir, ${san_cc:+clang, }ASan + UBSan: ${what[*]})"
-  quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" "${san_cc[@]}" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$san_flags" \
-    -DTENAX_SANITIZE="$(on $want_sanitize)" -DTENAX_BUILD_FUZZ="$(on $want_fuzz)" -DTENAX_PROVIDER="${providers[0]}" \
-    -DTENAX_BUILD_TESTS="$(on $want_sanitize)" -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF \
-    -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF -DTENAX_WITH_CUDA=OFF "${launcher_args[@]}"
-  quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target "${targets[@]}"
-  say "[sanitize] built in $((SECONDS - start)) s"
-fi
-if ((want_sanitize)); then
-  # Programs outside the reduced set are not built (CTest lists them as *_NOT_BUILT).
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest sanitize "$dir" -E '_NOT_BUILT'
-fi
-# A bounded libFuzzer run (fuzz/): the linalg target (clang, ASan + UBSan, -O1 with assertions
-# on, built above), started from a copy of the seed corpus in fuzz/corpus, for
-# TENAX_FUZZ_SECONDS (default 60). A crash, sanitizer report, exception other than tenax::Error or
-# a hang fails the job; the input is kept in the log directory. Skipped with TENAX_SKIP_FUZZ=1.
-if ((want_fuzz)); then
-  seconds=${TENAX_FUZZ_SECONDS:-60}
-  say "[fuzz] fuzz_linalg for $seconds s"
-  work=$dir/corpus
-  rm -rf "$work" && mkdir -p "$work" && cp -r "$root/fuzz/corpus/linalg/." "$work/"
-  rc=0
-  (cd "$dir" && "$dir/fuzz/fuzz_linalg" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-    -print_final_stats=1 >"$dir/fuzz.log" 2>&1) || rc=$?
-  if ((rc != 0)); then
-    tail -n 60 "$dir/fuzz.log" >&2
-    say "[fuzz] FAILED (exit $rc; log: $dir/fuzz.log; the input is in $dir)"
-    status=1
-  else
-    say "[fuzz] passed: $(grep -E 'Done [0-9]+ runs' "$dir/fuzz.log" || echo 'done')"
-  fi
-fi
 # The ThreadSanitizer pass: the library and the worker-pool tests (bit identity across thread
 # counts, exceptions, nesting, re-creation, concurrent callers, affinity) built with
 # -fsanitize=thread (-O1, line tables: what the reports need); a data race fails the job. Skipped
@@ -224,5 +152,79 @@ if [[ ${TENAX_SKIP_TSAN:-0} != 1 ]]; then
   quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target test_threads
   say "[tsan] built in $((SECONDS - start)) s; running ctest"
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" run_ctest tsan "$dir" -R '^(Threads|ThreadsEnv)\.|test_threads'
+fi
+# The sanitizer pass (ASan + UBSan, errors fatal): the library and a reduced set of test programs
+# (core, AD, anomaly, elementwise/reduction/shape ops, the linalg failure and residual tests, trace,
+# the prepared plan, the AD oracle, the worker pool) built with -fsanitize=address,undefined and run.
+# It is built with clang, which compiles these unoptimised test programs in well under g++'s time
+# and so also keeps the test sources building with a second compiler. The libFuzzer target (below)
+# is built next in the same directory, so the sanitized library is compiled once for both. The
+# library and the fuzz target compile at -O1 with assertions: unoptimised, the fuzz run did not
+# get past its seed corpus in 60 s (42 inputs/s). Line tables only: what the reports need.
+# Skipped with TENAX_SKIP_SANITIZE=1.
+sanitize_targets=(test_core test_tensor_errors test_allocator test_ad_engine test_anomaly test_ops_unary
+  test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_trace_plan
+  test_ad_oracle test_threads)
+want_sanitize=0 want_fuzz=0
+[[ ${TENAX_SKIP_SANITIZE:-0} == 1 ]] || want_sanitize=1
+[[ ${TENAX_SKIP_FUZZ:-0} == 1 ]] || want_fuzz=1
+have_clang=0
+command -v clang++ >/dev/null 2>&1 && have_clang=1
+if ((want_fuzz && !have_clang)); then
+  say "[fuzz] FAILED: the libFuzzer target needs clang++ (not found; TENAX_SKIP_SETUP=1?)"
+  status=1
+  want_fuzz=0
+fi
+dir=$build_root/sanitize
+if ((want_sanitize || want_fuzz)); then
+  mkdir -p "$dir"
+  start=$SECONDS
+  # The compilers are named on the command line, so that a build directory configured earlier
+  # with another compiler is reconfigured (CMake drops its cache) rather than silently reused.
+  san_cc=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+  san_flags="-O1 -gline-tables-only"
+  if ((!have_clang)); then
+    say "[sanitize] clang++ not found (TENAX_SKIP_SETUP=1?): building with the default compiler"
+    san_cc=()
+    san_flags="-O1 -g1"
+  fi
+  on() { (($1)) && echo ON || echo OFF; }
+  say "[sanitize] configure ($dir, ${san_cc:+clang, }ASan + UBSan)"
+  quiet "$dir/configure.log" cmake -S "$root" -B "$dir" "${generator[@]}" "${san_cc[@]}" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$san_flags" \
+    -DTENAX_SANITIZE="$(on $want_sanitize)" -DTENAX_BUILD_FUZZ="$(on $want_fuzz)" -DTENAX_PROVIDER="${providers[0]}" \
+    -DTENAX_BUILD_TESTS="$(on $want_sanitize)" -DTENAX_BUILD_EXAMPLES=OFF -DTENAX_BUILD_BENCH=OFF \
+    -DTENAX_CHECK_HEADERS=OFF -DTENAX_TEST_CONSUMER=OFF -DTENAX_WITH_CUDA=OFF "${launcher_args[@]}"
+fi
+if ((want_sanitize)); then
+  say "[sanitize] build (${#sanitize_targets[@]} test programs)"
+  quiet "$dir/build.log" cmake --build "$dir" --parallel "$jobs" --target "${sanitize_targets[@]}"
+  say "[sanitize] built in $((SECONDS - start)) s; running ctest"
+  # Programs outside the reduced set are not built (CTest lists them as *_NOT_BUILT).
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest sanitize "$dir" -E '_NOT_BUILT'
+fi
+# A bounded libFuzzer run (fuzz/): the linalg target (clang, ASan + UBSan, -O1 with assertions
+# on, built in the sanitizer pass's directory on its library), started from a copy of the seed
+# corpus in fuzz/corpus, for TENAX_FUZZ_SECONDS (default 60). A crash, sanitizer report, exception
+# other than tenax::Error or a hang fails the job; the input is kept in the log directory. Skipped
+# with TENAX_SKIP_FUZZ=1.
+if ((want_fuzz)); then
+  start=$SECONDS
+  say "[fuzz] build (fuzz_linalg, in $dir)"
+  quiet "$dir/build-fuzz.log" cmake --build "$dir" --parallel "$jobs" --target fuzz_linalg
+  seconds=${TENAX_FUZZ_SECONDS:-60}
+  say "[fuzz] built in $((SECONDS - start)) s; fuzz_linalg for $seconds s"
+  work=$dir/corpus
+  rm -rf "$work" && mkdir -p "$work" && cp -r "$root/fuzz/corpus/linalg/." "$work/"
+  rc=0
+  (cd "$dir" && "$dir/fuzz/fuzz_linalg" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+    -print_final_stats=1 >"$dir/fuzz.log" 2>&1) || rc=$?
+  if ((rc != 0)); then
+    tail -n 60 "$dir/fuzz.log" >&2
+    say "[fuzz] FAILED (exit $rc; log: $dir/fuzz.log; the input is in $dir)"
+    status=1
+  else
+    say "[fuzz] passed: $(grep -E 'Done [0-9]+ runs' "$dir/fuzz.log" || echo 'done')"
+  fi
 fi
 exit $status

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <tenax/tenax.hpp>
 
@@ -129,6 +130,7 @@ TEST(Errors, BadAxis) {
   EXPECT_EQ(v.transpose(0, 0).to_vector(), v.to_vector());
   EXPECT_EQ(v.transpose(-1, 0).to_vector(), v.to_vector());
   EXPECT_EQ(v.transpose(0, 1).to_vector(), v.to_vector());
+  EXPECT_EQ(v.transpose(1, 0).to_vector(), v.to_vector());
   expect_error([&] { v.transpose(0, 2); }, "[transpose] axes 0 and 2 out of range for shape [3] (f64 on cpu)");
   expect_error([&] { a.size(2); }, "[size] axis 2 out of range for rank 2");
   expect_error([&] { tx::concat<double>({a, a}, 2); }, "[concat] axis 2 out of range");
@@ -239,16 +241,21 @@ TEST(Errors, Int64OverflowingShapes) {
   expect_error([&] { TD::zeros({6}).reshape({big, big}); }, "[reshape] shape [4294967296, 4294967296] overflows");
   // An empty result's strides still span its other dimensions; the errors name the op called.
   const std::int64_t huge = std::int64_t{1} << 62;
-  expect_error(
-      [&] {
-        TD::zeros({0, 3}).reshape({0, huge, huge});
-      },
-      "[reshape] shape [0, ", {"overflows", "f64 on cpu"});
-  expect_error(
-      [&] {
-        tx::broadcast_to(TD::zeros({3}), {3, -1});
-      },
-      "[broadcast_to] negative dimension in shape [3, -1]");
+  const tx::Shape empty_huge{0, huge, huge}, negative{3, -1}, wide_shape{huge};
+  const auto empty = TD::zeros({0, 3}), three = TD::zeros({3});
+  expect_error([&] { empty.reshape(empty_huge); }, "[reshape] shape [0, ", {"overflows", "f64 on cpu"});
+  expect_error([&] { tx::broadcast_to(three, negative); }, "[broadcast_to] negative dimension in shape [3, -1]");
+  // Two broadcast views whose lengths add past int64.
+  const auto wide = tx::expand(TD::zeros({1}), wide_shape);
+  const std::vector<TD> pair{wide, wide};
+  expect_error([&] { tx::concat(pair, 0); }, "[concat] the result's dimension 0 overflows int64",
+               {"2 f64 inputs on cpu"});
+  // Lengths that fit but bytes that do not; a huge view reshapes to itself.
+  const auto half = tx::expand(TD::zeros({1}), tx::Shape{huge / 2});
+  const std::vector<TD> halves{half, half};
+  expect_error([&] { tx::concat(halves, 0); }, "[concat] the result's shape [", {"overflows int64 bytes"});
+  EXPECT_EQ(wide.reshape(wide_shape).shape(), wide_shape);
+  expect_error([&] { TD::zeros({6}).reshape({huge}); }, "[reshape] shape [4611686018427387904] has");
 }
 
 TEST(Errors, ReshapeToWrongNumel) {

@@ -2,6 +2,7 @@
 // concat / stack along a dimension: a balanced tree of two-input concatenations, each one copy of
 // its inputs into a fresh tensor (so k inputs cost about log2(k) passes over the result, and
 // values, -0.0 included, are copied, not summed). The rules are slice's adjoint pair.
+#include <cstdint>
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
@@ -62,8 +63,14 @@ Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
     for (int i = 0; i < full.size(); ++i)
       TENAX_CHECK(i == d || x.shape()[i] == xs[0].shape()[i], "concat", "shapes ", xs[0].shape(), " and ", x.shape(),
                   " differ outside dimension ", d, " (", dtype_traits<T>::name, " on ", x.device().str(), ")");
+    TENAX_CHECK(full[d] <= INT64_MAX - x.shape()[d], "concat", "the result's dimension ", d, " overflows int64 (",
+                xs.size(), " ", dtype_traits<T>::name, " inputs on ", x.device().str(), ")");
     full[d] += x.shape()[d];
   }
+  const std::int64_t n = checked_numel(full, "concat");
+  TENAX_CHECK(n <= INT64_MAX / std::int64_t{sizeof(T)}, "concat", "the result's shape ", full,
+              " overflows int64 bytes (", xs.size(), " ", dtype_traits<T>::name, " inputs on ", xs[0].device().str(),
+              ")");
   if (xs.size() == 1) return clone(xs[0]);
   // Balanced: [lo, hi) as [lo, mid) and [mid, hi).
   auto join = [&](auto&& self, std::size_t lo, std::size_t hi) -> Tensor<T> {

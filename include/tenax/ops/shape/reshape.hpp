@@ -79,7 +79,7 @@ Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
   Shape shape = shape_in;
   int infer = -1;
   // known: the product of the given dimensions; span: the same with zeros read as ones, which the
-  // strides of an empty result still reach (so it must fit in int64 byte offsets too).
+  // strides of an empty result still reach (so there it must fit in int64 byte offsets too).
   std::int64_t known = 1, span = 1;
   for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
@@ -90,7 +90,7 @@ Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
       TENAX_CHECK(shape[i] >= 0, "reshape", "negative dimension in ", shape_in, " for input ", x.shape(),
                   detail::dtype_on(x));
       const std::int64_t e = std::max<std::int64_t>(shape[i], 1);
-      TENAX_CHECK(span <= INT64_MAX / 16 / e, "reshape", "shape ", shape_in, " overflows int64 byte offsets",
+      TENAX_CHECK(span <= INT64_MAX / e, "reshape", "shape ", shape_in, " overflows int64 elements",
                   detail::dtype_on(x));
       span *= e;
       known *= shape[i];
@@ -101,6 +101,8 @@ Tensor<T> reshape(const Tensor<T>& x, const Shape& shape_in) {
                 " elements (input ", x.shape(), ", ", dtype_traits<T>::name, " on ", x.device().str(), ")");
     shape[infer] = x.numel() / known;
   }
+  TENAX_CHECK(known != 0 || span <= INT64_MAX / 16, "reshape", "shape ", shape_in, " overflows int64 byte offsets",
+              detail::dtype_on(x));
   TENAX_CHECK(numel_of(shape) == x.numel(), "reshape", "shape ", shape_in, " has ", numel_of(shape),
               " elements, input ", x.shape(), " has ", x.numel(), " (", dtype_traits<T>::name, " on ", x.device().str(),
               ")");

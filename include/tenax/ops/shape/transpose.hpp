@@ -65,11 +65,11 @@ template <Scalar T>
 Tensor<T> transpose(const Tensor<T>& x, int d0, int d1) {
   detail::check_defined("transpose", x);
   const int r = x.dim();
-  // Below rank 2 there is nothing to swap: transpose(0, 1) (a vector's transpose) and axes that
-  // exist (0 and -1 of a vector) leave x as it is.
+  // Below rank 2 there is nothing to swap: any two axes of a matrix (-2 to 1) leave x as it is, so
+  // a vector is its own transpose, as transpose(0, 1) and transpose(0, 0) alike.
   if (r < 2) {
-    TENAX_CHECK((d0 == 0 && d1 == 1) || (axis_in_range(d0, r) && axis_in_range(d1, r)), "transpose", "axes ", d0,
-                " and ", d1, " out of range for shape ", x.shape(), detail::dtype_on(x));
+    TENAX_CHECK(axis_in_range(d0, 2) && axis_in_range(d1, 2), "transpose", "axes ", d0, " and ", d1,
+                " out of range for shape ", x.shape(), detail::dtype_on(x));
     return x;
   }
   Shape order;
