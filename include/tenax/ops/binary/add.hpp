@@ -1,6 +1,7 @@
 #pragma once
 // add: a + b with broadcasting.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -48,5 +49,9 @@ template <Floating T>
 Tensor<T> add(const Tensor<T>& a, const Tensor<T>& b) {
   return detail::apply(ops::Add{}, a, b);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_ADD(T) TENAX_INSTANCE Tensor<T> add(const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_ADD)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // add: a + s.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -32,5 +33,9 @@ template <Floating T>
 Tensor<T> add(const Tensor<T>& a, T s) {
   return detail::apply(ops::AddScalar<T>{s}, a);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_ADD_SCALAR(T) TENAX_INSTANCE Tensor<T> add(const Tensor<T>&, T);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_ADD_SCALAR)
 
 }  // namespace tenax

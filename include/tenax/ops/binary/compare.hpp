@@ -2,6 +2,7 @@
 // eq, ne, lt, le, gt, ge: elementwise comparisons with broadcasting. They have no derivative: they
 // never record on the tape (apply_nondiff), but a trace records them like any op.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -57,5 +58,17 @@ Tensor<bool> ge(const Tensor<T>& a, const Tensor<T>& b) {
   detail::check_defined("ge", a, b);
   return detail::apply_nondiff(ops::Compare<fn::Ge>{"ge"}, a, b);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_EQUALITY(T)                                   \
+  TENAX_INSTANCE Tensor<bool> eq(const Tensor<T>&, const Tensor<T>&); \
+  TENAX_INSTANCE Tensor<bool> ne(const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_EQUALITY)
+#define TENAX_INSTANCES_ORDER(T)                                      \
+  TENAX_INSTANCE Tensor<bool> lt(const Tensor<T>&, const Tensor<T>&); \
+  TENAX_INSTANCE Tensor<bool> le(const Tensor<T>&, const Tensor<T>&); \
+  TENAX_INSTANCE Tensor<bool> gt(const Tensor<T>&, const Tensor<T>&); \
+  TENAX_INSTANCE Tensor<bool> ge(const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_ORDERED, TENAX_INSTANCES_ORDER)
 
 }  // namespace tenax

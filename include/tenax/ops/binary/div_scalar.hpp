@@ -2,6 +2,7 @@
 // div: a / s (a true division: multiplying by 1 / s would overflow for a subnormal s and round
 // twice otherwise).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -33,5 +34,9 @@ template <Floating T>
 Tensor<T> div(const Tensor<T>& a, T s) {
   return detail::apply(ops::DivScalar<T>{s}, a);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_DIV_SCALAR(T) TENAX_INSTANCE Tensor<T> div(const Tensor<T>&, T);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_DIV_SCALAR)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // maximum: elementwise maximum with broadcasting (real).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -54,5 +55,9 @@ template <RealFloating T>
 Tensor<T> maximum(const Tensor<T>& a, const Tensor<T>& b) {
   return detail::apply(ops::Maximum{}, a, b);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_MAXIMUM(T) TENAX_INSTANCE Tensor<T> maximum(const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_REAL, TENAX_INSTANCES_MAXIMUM)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // minimum: elementwise minimum with broadcasting (real).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -54,5 +55,9 @@ template <RealFloating T>
 Tensor<T> minimum(const Tensor<T>& a, const Tensor<T>& b) {
   return detail::apply(ops::Minimum{}, a, b);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_MINIMUM(T) TENAX_INSTANCE Tensor<T> minimum(const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_REAL, TENAX_INSTANCES_MINIMUM)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // where: cond ? a : b elementwise, broadcasting all three.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -46,5 +47,10 @@ Tensor<T> where(const Tensor<bool>& cond, const Tensor<T>& a, const Tensor<T>& b
   else
     return detail::apply_nondiff(ops::Where{}, cond, a, b);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_WHERE(T) \
+  TENAX_INSTANCE Tensor<T> where(const Tensor<bool>&, const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_WHERE)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // cholesky: A = L L^H (lower) or A = U^H U (upper) for Hermitian positive definite A.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
@@ -106,6 +107,12 @@ template <Floating T>
 std::pair<Tensor<T>, Tensor<std::int32_t>> cholesky_ex(const Tensor<T>& A, bool upper = false) {
   return detail_cholesky::run(A, upper);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_CHOLESKY(T)                          \
+  TENAX_INSTANCE Tensor<T> cholesky(const Tensor<T>&, bool); \
+  TENAX_INSTANCE std::pair<Tensor<T>, Tensor<std::int32_t>> cholesky_ex(const Tensor<T>&, bool);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_CHOLESKY)
 
 }  // namespace linalg
 }  // namespace tenax

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/binary/compare.hpp"
 #include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/linalg/common.hpp"
@@ -381,6 +382,10 @@ Tensor<T> det(const Tensor<T>& A) {
   detail::check_square("det", A);
   return std::get<0>(detail::apply(ops::Det{}, A));
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_DET(T) TENAX_INSTANCE Tensor<T> det(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_DET)
 
 }  // namespace linalg
 }  // namespace tenax

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
@@ -212,6 +213,12 @@ Tensor<real_t<T>> eigvalsh(const Tensor<T>& A, bool upper = false) {
   auto [w, V, info, E] = detail_eigh::run(A, upper, need_v, false, Degeneracy{}, "eigvalsh");
   return w;
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_EIGH(T)                                                                          \
+  TENAX_INSTANCE std::pair<Tensor<real_t<T>>, Tensor<T>> eigh(const Tensor<T>&, bool, Degeneracy, bool); \
+  TENAX_INSTANCE Tensor<real_t<T>> eigvalsh(const Tensor<T>&, bool);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_EIGH)
 
 }  // namespace linalg
 }  // namespace tenax

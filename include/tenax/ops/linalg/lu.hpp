@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/permute_rows.hpp"
@@ -309,6 +310,13 @@ std::tuple<Tensor<T>, Tensor<T>, Tensor<T>> lu(const Tensor<T>& A) {
   detail::raise_info("lu", info, A.shape(), dtype_traits<T>::name, detail::nonfinite_failure, true);
   return {P.detach(), L, U};
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_LU(T)                                                                                      \
+  TENAX_INSTANCE std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_factor_ex(const Tensor<T>&); \
+  TENAX_INSTANCE std::pair<Tensor<T>, Tensor<std::int32_t>> lu_factor(const Tensor<T>&);                           \
+  TENAX_INSTANCE std::tuple<Tensor<T>, Tensor<T>, Tensor<T>> lu(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_LU)
 
 }  // namespace linalg
 }  // namespace tenax

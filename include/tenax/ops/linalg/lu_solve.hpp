@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/binary/compare.hpp"
 #include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/linalg/batched.hpp"
@@ -339,6 +340,11 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
   return ops::LuSolve{trans}.derivative_call(broadcast_to(LU, detail::with_batch(n, n, bc)), broadcast_to(pivots, ps),
                                              B);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_LU_SOLVE(T) \
+  TENAX_INSTANCE Tensor<T> lu_solve(const Tensor<T>&, const Tensor<std::int32_t>&, const Tensor<T>&, Trans);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_LU_SOLVE)
 
 }  // namespace linalg
 }  // namespace tenax

@@ -7,6 +7,7 @@
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/backend/cpu_provider.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/parallel.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -199,5 +200,9 @@ Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b) {
               " cannot be broadcast (batch shapes ", ba, " and ", bb, "; ", dt, " on ", a.device().str(), ")");
   return detail::apply(ops::Matmul{}, a, b);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_MATMUL(T) TENAX_INSTANCE Tensor<T> matmul(const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_MATMUL)
 
 }  // namespace tenax

@@ -2,6 +2,7 @@
 // qr: A = Q R by Householder reflections (geqrf + orgqr/ungqr); reduced, complete and R-only
 // modes, tall and wide matrices; optionally with R's diagonal made non-negative.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
@@ -211,6 +212,10 @@ std::pair<Tensor<T>, Tensor<T>> qr(const Tensor<T>& A, QrMode mode = QrMode::Red
   if (mode == QrMode::R) return {Tensor<T>(), R};
   return {Q, R};
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_QR(T) TENAX_INSTANCE std::pair<Tensor<T>, Tensor<T>> qr(const Tensor<T>&, QrMode, bool);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_QR)
 
 }  // namespace linalg
 }  // namespace tenax

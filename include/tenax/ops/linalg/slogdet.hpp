@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/core/scalar_parts.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
@@ -249,6 +250,12 @@ std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<std::int32_t>> slogdet_ex(const 
   (void)piv;
   return {s, l, detail::apply_nondiff(detail_slogdet::SlogdetInfo{}, s, LU)};
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_SLOGDET(T)                                                  \
+  TENAX_INSTANCE std::pair<Tensor<T>, Tensor<real_t<T>>> slogdet(const Tensor<T>&); \
+  TENAX_INSTANCE std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<std::int32_t>> slogdet_ex(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_SLOGDET)
 
 }  // namespace linalg
 }  // namespace tenax

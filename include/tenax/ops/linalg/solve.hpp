@@ -2,6 +2,7 @@
 // solve: X = A^-1 B (left) or X = B A^-1 (right) for square A, by one LU factorization whose
 // factors the derivative rules reuse.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
@@ -227,6 +228,14 @@ std::pair<Tensor<T>, Tensor<std::int32_t>> inv_ex(const Tensor<T>& A) {
   return detail_solve::run(
       "inv", A, tenax::detail::batch_eye<T>(A.shape()[0], tenax::detail::mat_batch_shape(A.shape()), A.device()), true);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_SOLVE(T)                                                                                \
+  TENAX_INSTANCE Tensor<T> solve(const Tensor<T>&, const Tensor<T>&, bool);                                     \
+  TENAX_INSTANCE std::pair<Tensor<T>, Tensor<std::int32_t>> solve_ex(const Tensor<T>&, const Tensor<T>&, bool); \
+  TENAX_INSTANCE Tensor<T> inv(const Tensor<T>&);                                                               \
+  TENAX_INSTANCE std::pair<Tensor<T>, Tensor<std::int32_t>> inv_ex(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_SOLVE)
 
 }  // namespace linalg
 }  // namespace tenax

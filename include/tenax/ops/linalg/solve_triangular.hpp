@@ -2,6 +2,7 @@
 // solve_triangular: X = op(T)^-1 B (left) or X = B op(T)^-1 (right), T triangular (upper or
 // lower, optionally unit diagonal), op in {N, T, C}; batched with broadcast batch dimensions.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/overflow.hpp"
@@ -90,6 +91,11 @@ Tensor<T> solve_triangular(const Tensor<T>& A, const Tensor<T>& B, bool upper, b
   detail::check_triangular_args("solve_triangular", A, B, left);
   return detail::apply(ops::SolveTriangular{{upper, left, unitriangular, trans}}, A, B);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_SOLVE_TRIANGULAR(T) \
+  TENAX_INSTANCE Tensor<T> solve_triangular(const Tensor<T>&, const Tensor<T>&, bool, bool, bool, Trans);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_SOLVE_TRIANGULAR)
 
 }  // namespace linalg
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // svd / svdvals: A = U diag(S) Vh by divide and conquer (gesdd), thin or full.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
@@ -335,6 +336,12 @@ Tensor<real_t<T>> svdvals(const Tensor<T>& A) {
   detail::raise_info("svdvals", info, A.shape(), dtype_traits<T>::name, detail_svd::failure);
   return S;
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_SVD(T)                                                                                      \
+  TENAX_INSTANCE std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>> svd(const Tensor<T>&, bool, Degeneracy, bool); \
+  TENAX_INSTANCE Tensor<real_t<T>> svdvals(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_SVD)
 
 }  // namespace linalg
 }  // namespace tenax

@@ -5,6 +5,7 @@
 // copy of the triangle. The factorization rules use it on packed factors (LU's L and U read from one
 // matrix).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
 #include "tenax/ops/linalg/triangular.hpp"
@@ -71,6 +72,11 @@ Tensor<T> triangular_matmul(const Tensor<T>& A, const Tensor<T>& B, bool upper, 
   detail::check_triangular_args("triangular_matmul", A, B, left);
   return detail::apply(ops::TriangularMatmul{{upper, left, unitriangular, trans}}, A, B);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_TRIANGULAR_MATMUL(T) \
+  TENAX_INSTANCE Tensor<T> triangular_matmul(const Tensor<T>&, const Tensor<T>&, bool, bool, bool, cpu::Trans);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_TRIANGULAR_MATMUL)
 
 }  // namespace linalg
 }  // namespace tenax

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/reduce.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/reduce/sum.hpp"
@@ -79,5 +80,13 @@ Tensor<T> min(const Tensor<T>& x) {
   detail::check_defined("min", x);
   return detail::apply(ops::Extremum{detail::all_axes(x.dim()), false, false}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_EXTREMUM(T)                                                       \
+  TENAX_INSTANCE Tensor<T> max(const Tensor<T>&, const std::vector<std::int64_t>&, bool); \
+  TENAX_INSTANCE Tensor<T> max(const Tensor<T>&);                                         \
+  TENAX_INSTANCE Tensor<T> min(const Tensor<T>&, const std::vector<std::int64_t>&, bool); \
+  TENAX_INSTANCE Tensor<T> min(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_REAL, TENAX_INSTANCES_EXTREMUM)
 
 }  // namespace tenax

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/reduce.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/reduce/sum.hpp"
@@ -101,5 +102,11 @@ Tensor<T> prod(const Tensor<T>& x) {
   detail::check_defined("prod", x);
   return detail::apply(ops::Prod{detail::all_axes(x.dim()), false}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_PROD(T)                                                            \
+  TENAX_INSTANCE Tensor<T> prod(const Tensor<T>&, const std::vector<std::int64_t>&, bool); \
+  TENAX_INSTANCE Tensor<T> prod(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_PROD)
 
 }  // namespace tenax

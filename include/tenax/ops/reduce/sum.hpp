@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/reduce.hpp"
 #include "tenax/ops/fwd.hpp"
 
@@ -101,5 +102,14 @@ Tensor<T> mean(const Tensor<T>& x) {
   detail::check_defined("mean", x);
   return div(sum(x), T(static_cast<real_t<T>>(x.numel())));
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_SUM(T)                                                             \
+  TENAX_INSTANCE Tensor<T> sum(const Tensor<T>&, const std::vector<std::int64_t>&, bool);  \
+  TENAX_INSTANCE Tensor<T> sum(const Tensor<T>&);                                          \
+  TENAX_INSTANCE Tensor<T> sum_to(const Tensor<T>&, const Shape&);                         \
+  TENAX_INSTANCE Tensor<T> mean(const Tensor<T>&, const std::vector<std::int64_t>&, bool); \
+  TENAX_INSTANCE Tensor<T> mean(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_SUM)
 
 }  // namespace tenax

@@ -2,6 +2,7 @@
 // cast: converts the element type (complex to real keeps the real part; floating to int32/int64
 // truncates toward zero, saturates out of range and sends NaN to 0); clone: a contiguous copy.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
 
@@ -83,5 +84,11 @@ Tensor<T> contiguous(const Tensor<T>& x) {
   detail::check_defined("contiguous", x);
   return x.is_contiguous() ? x : clone(x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_CLONE(T)                    \
+  TENAX_INSTANCE Tensor<T> clone(const Tensor<T>&); \
+  TENAX_INSTANCE Tensor<T> contiguous(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_CLONE)
 
 }  // namespace tenax

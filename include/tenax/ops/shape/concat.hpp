@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/shape/cast.hpp"
 #include "tenax/ops/shape/slice.hpp"
@@ -104,5 +105,11 @@ Tensor<T> stack(const std::vector<Tensor<T>>& xs, int dim) {
   }
   return concat(u, dim);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_CONCAT(T)                                      \
+  TENAX_INSTANCE Tensor<T> concat(const std::vector<Tensor<T>>&, int); \
+  TENAX_INSTANCE Tensor<T> stack(const std::vector<Tensor<T>>&, int);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_CONCAT)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // diagonal: the diagonal of dimensions (d0, d1) as a view; diag_embed and diag.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/shape/embed.hpp"
 
@@ -90,5 +91,12 @@ Tensor<T> diag(const Tensor<T>& x) {
   TENAX_CHECK(x.dim() == 1 || x.dim() == 2, "diag", "needs rank 1 or 2, got shape ", x.shape(), detail::dtype_on(x));
   return x.dim() == 1 ? diag_embed(x) : diagonal(x, 0, 0, 1);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_DIAGONAL(T)                                            \
+  TENAX_INSTANCE Tensor<T> diagonal(const Tensor<T>&, std::int64_t, int, int); \
+  TENAX_INSTANCE Tensor<T> diag_embed(const Tensor<T>&);                       \
+  TENAX_INSTANCE Tensor<T> diag(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_DIAGONAL)
 
 }  // namespace tenax

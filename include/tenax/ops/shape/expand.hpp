@@ -1,6 +1,7 @@
 #pragma once
 // expand / broadcast_to: a stride-0 view that broadcasts x to a larger shape (aligned at dim 0).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 
 namespace tenax {
@@ -57,5 +58,11 @@ Tensor<T> broadcast_to(const Tensor<T>& x, const Shape& shape) {
               "broadcast_to", "cannot broadcast shape ", x.shape(), " to ", shape, detail::dtype_on(x));
   return expand(x, shape);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_EXPAND(T)                                  \
+  TENAX_INSTANCE Tensor<T> expand(const Tensor<T>&, const Shape&); \
+  TENAX_INSTANCE Tensor<T> broadcast_to(const Tensor<T>&, const Shape&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_EXPAND)
 
 }  // namespace tenax

@@ -2,6 +2,7 @@
 // reshape (column-major element order): a view when the strides allow it, a copy otherwise;
 // squeeze, unsqueeze and flatten are reshapes.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
 
@@ -142,5 +143,13 @@ Tensor<T> flatten(const Tensor<T>& x) {
   detail::check_defined("flatten", x);
   return reshape(x, Shape{x.numel()});
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_RESHAPE(T)                                  \
+  TENAX_INSTANCE Tensor<T> reshape(const Tensor<T>&, const Shape&); \
+  TENAX_INSTANCE Tensor<T> squeeze(const Tensor<T>&, int);          \
+  TENAX_INSTANCE Tensor<T> unsqueeze(const Tensor<T>&, int);        \
+  TENAX_INSTANCE Tensor<T> flatten(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_RESHAPE)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // slice: x[start:stop:step] along one dimension, as a view.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/shape/embed.hpp"
 
@@ -53,5 +54,10 @@ Tensor<T> slice(const Tensor<T>& x, int dim, std::int64_t start, std::int64_t st
   else
     return detail::apply_nondiff(op, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_SLICE(T) \
+  TENAX_INSTANCE Tensor<T> slice(const Tensor<T>&, int, std::int64_t, std::int64_t, std::int64_t);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_SLICE)
 
 }  // namespace tenax

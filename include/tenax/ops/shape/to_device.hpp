@@ -2,6 +2,7 @@
 // to_device: copies a tensor to another device (identity when already there).
 #include "tenax/ad/apply.hpp"
 #include "tenax/backend/device_copy.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 
 namespace tenax {
@@ -41,5 +42,9 @@ Tensor<T> to_device(const Tensor<T>& x, Device d) {
   else
     return detail::apply_nondiff(ops::ToDevice{d}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_TO_DEVICE(T) TENAX_INSTANCE Tensor<T> to_device(const Tensor<T>&, Device);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_TO_DEVICE)
 
 }  // namespace tenax

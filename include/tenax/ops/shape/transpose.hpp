@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 
 namespace tenax {
@@ -77,5 +78,11 @@ Tensor<T> transpose(const Tensor<T>& x, int d0, int d1) {
   std::swap(order[wrap_axis(d0, x, "transpose")], order[wrap_axis(d1, x, "transpose")]);
   return permute(x, order);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_TRANSPOSE(T)                                \
+  TENAX_INSTANCE Tensor<T> permute(const Tensor<T>&, const Shape&); \
+  TENAX_INSTANCE Tensor<T> transpose(const Tensor<T>&, int, int);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_TRANSPOSE)
 
 }  // namespace tenax

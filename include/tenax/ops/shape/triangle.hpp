@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
 
@@ -84,5 +85,11 @@ Tensor<T> triu(const Tensor<T>& x, std::int64_t k) {
   else
     return detail::apply_nondiff(ops::Triangle{false, k}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_TRIANGLE(T)                              \
+  TENAX_INSTANCE Tensor<T> tril(const Tensor<T>&, std::int64_t); \
+  TENAX_INSTANCE Tensor<T> triu(const Tensor<T>&, std::int64_t);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_TRIANGLE)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // abs: |x|, real-valued for complex input.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -36,5 +37,9 @@ template <Floating T>
 RealTensor<T> abs(const Tensor<T>& x) {
   return detail::apply(ops::Abs{}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_ABS(T) TENAX_INSTANCE RealTensor<T> abs(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_ABS)
 
 }  // namespace tenax

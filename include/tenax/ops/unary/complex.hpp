@@ -1,6 +1,7 @@
 #pragma once
 // complex: re + i im from two real tensors (broadcasting).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -37,5 +38,9 @@ template <RealFloating T>
 Tensor<std::complex<T>> complex(const Tensor<T>& re, const Tensor<T>& im) {
   return detail::apply(ops::Complex{}, re, im);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_COMPLEX(T) TENAX_INSTANCE Tensor<std::complex<T>> complex(const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_REAL, TENAX_INSTANCES_COMPLEX)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // conj: complex conjugate (identity for real tensors, which returns the input handle).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -37,5 +38,9 @@ Tensor<T> conj(const Tensor<T>& x) {
   else
     return x;
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_CONJ(T) TENAX_INSTANCE Tensor<T> conj(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_SCALAR, TENAX_INSTANCES_CONJ)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // exp: elementwise op.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -33,5 +34,9 @@ template <Floating T>
 Tensor<T> exp(const Tensor<T>& x) {
   return detail::apply(ops::Exp{}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_EXP(T) TENAX_INSTANCE Tensor<T> exp(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_EXP)
 
 }  // namespace tenax

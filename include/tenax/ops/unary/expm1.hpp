@@ -1,6 +1,7 @@
 #pragma once
 // expm1: elementwise op.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -35,5 +36,9 @@ template <RealFloating T>
 Tensor<T> expm1(const Tensor<T>& x) {
   return detail::apply(ops::Expm1{}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_EXPM1(T) TENAX_INSTANCE Tensor<T> expm1(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_REAL, TENAX_INSTANCES_EXPM1)
 
 }  // namespace tenax

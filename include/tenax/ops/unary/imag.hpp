@@ -1,6 +1,7 @@
 #pragma once
 // imag: the imaginary part, a view of the complex storage (zeros for real input).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/functors.hpp"
@@ -39,5 +40,9 @@ RealTensor<T> imag(const Tensor<T>& x) {
   else  // zeros that stay on the tape (zero derivative); selected, not x * 0, which is NaN at inf/NaN
     return where(Tensor<bool>::full({}, true, x.device()), Tensor<T>::zeros({}, x.device()), x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_IMAG(T) TENAX_INSTANCE RealTensor<T> imag(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_IMAG)
 
 }  // namespace tenax

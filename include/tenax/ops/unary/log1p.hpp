@@ -1,6 +1,7 @@
 #pragma once
 // log1p: elementwise op.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -35,5 +36,9 @@ template <RealFloating T>
 Tensor<T> log1p(const Tensor<T>& x) {
   return detail::apply(ops::Log1p{}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_LOG1P(T) TENAX_INSTANCE Tensor<T> log1p(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_REAL, TENAX_INSTANCES_LOG1P)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // neg: elementwise op.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -33,5 +34,9 @@ template <Floating T>
 Tensor<T> neg(const Tensor<T>& x) {
   return detail::apply(ops::Neg{}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_NEG(T) TENAX_INSTANCE Tensor<T> neg(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_NEG)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // pow: x^p for a scalar exponent p, and x^e for a tensor exponent (broadcasting).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -97,5 +98,11 @@ template <Floating T>
 Tensor<T> pow(const Tensor<T>& x, const Tensor<T>& exponent) {
   return detail::apply(ops::Pow{}, x, exponent);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_POW(T)                       \
+  TENAX_INSTANCE Tensor<T> pow(const Tensor<T>&, T); \
+  TENAX_INSTANCE Tensor<T> pow(const Tensor<T>&, const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_POW)
 
 }  // namespace tenax

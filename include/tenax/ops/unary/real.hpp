@@ -1,6 +1,7 @@
 #pragma once
 // real: the real part, a view of the complex storage (for real input, the input handle).
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -38,5 +39,9 @@ RealTensor<T> real(const Tensor<T>& x) {
   else
     return x;
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_REAL(T) TENAX_INSTANCE RealTensor<T> real(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_REAL)
 
 }  // namespace tenax

@@ -1,6 +1,7 @@
 #pragma once
 // relu: max(x, 0) for real input.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -40,5 +41,9 @@ template <RealFloating T>
 Tensor<T> relu(const Tensor<T>& x) {
   return detail::apply(ops::Relu{}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_RELU(T) TENAX_INSTANCE Tensor<T> relu(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_REAL, TENAX_INSTANCES_RELU)
 
 }  // namespace tenax

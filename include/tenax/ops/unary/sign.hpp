@@ -1,6 +1,7 @@
 #pragma once
 // sign: -1, 0, +1 for real input; x/|x| (0 at 0) for complex input.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -50,5 +51,9 @@ template <Floating T>
 Tensor<T> sign(const Tensor<T>& x) {
   return detail::apply(ops::Sign{}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_SIGN(T) TENAX_INSTANCE Tensor<T> sign(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_SIGN)
 
 }  // namespace tenax

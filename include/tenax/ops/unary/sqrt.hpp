@@ -1,6 +1,7 @@
 #pragma once
 // sqrt: elementwise op.
 #include "tenax/ad/apply.hpp"
+#include "tenax/core/instances.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -35,5 +36,9 @@ template <Floating T>
 Tensor<T> sqrt(const Tensor<T>& x) {
   return detail::apply(ops::Sqrt{}, x);
 }
+
+// Explicit instances (core/instances.hpp): the library compiles these; includers link them.
+#define TENAX_INSTANCES_SQRT(T) TENAX_INSTANCE Tensor<T> sqrt(const Tensor<T>&);
+TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_SQRT)
 
 }  // namespace tenax
