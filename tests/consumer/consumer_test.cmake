@@ -128,6 +128,21 @@ if(NOT EXISTS "${path}" AND EXISTS "${sub}/${BUILD_TYPE}/subdir_consumer")
 endif()
 run("run add_subdirectory consumer" "${path}")
 
+# ---- (c) add_subdirectory, shared ---------------------------------------------------------------
+# The same project with a shared tenax (the objects are this build's, from ccache): the program is
+# compiled with hidden visibility and checks that its NoGradGuard reaches the library's ops.
+if(NOT SHARED)
+  set(sub "${WORK_DIR}/subdir-shared")
+  run("configure add_subdirectory consumer (shared)" ${CMAKE_COMMAND} -S "${SUBDIR_PROJECT}" -B "${sub}" ${sub_args}
+      -DBUILD_SHARED_LIBS=ON)
+  run("build add_subdirectory consumer (shared)" ${CMAKE_COMMAND} --build "${sub}" ${build_args} ${config_arg})
+  set(path "${sub}/subdir_consumer")
+  if(NOT EXISTS "${path}" AND EXISTS "${sub}/${BUILD_TYPE}/subdir_consumer")
+    set(path "${sub}/${BUILD_TYPE}/subdir_consumer")
+  endif()
+  run("run add_subdirectory consumer (shared)" "${path}")
+endif()
+
 # Keep the work tree small: the build trees are only needed when something failed.
 file(REMOVE_RECURSE "${WORK_DIR}")
 message(STATUS "consumer: all scenarios passed")

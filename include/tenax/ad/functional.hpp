@@ -20,6 +20,7 @@
 #include "tenax/ad/engine.hpp"
 #include "tenax/ad/mode.hpp"
 #include "tenax/ad/tensor_ad.hpp"
+#include "tenax/core/shared_state.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/ops/shape/reshape.hpp"
 
@@ -40,7 +41,7 @@ class DepthScope {
 // this thread. An inner transform run inside an outer one records its backward pass (create_graph)
 // when recording is on, so that the outer one differentiates through it even when the inner
 // inputs are not the outer ones (a closure over the outer variable).
-inline int& transform_depth() {
+TENAX_SHARED_STATE inline int& transform_depth() {
   thread_local int depth = 0;
   return depth;
 }
@@ -50,7 +51,7 @@ inline bool inside_transform() { return transform_depth() > 0 && is_grad_enabled
 // How many jvp transforms are evaluating their function on this thread. A jvp run inside another
 // one takes the nested path (see the top of this file): the tensors it sees may carry the outer
 // level's tangents in the one tangent slot.
-inline int& forward_depth() {
+TENAX_SHARED_STATE inline int& forward_depth() {
   thread_local int depth = 0;
   return depth;
 }

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "tenax/core/shared_state.hpp"
+
 namespace tenax {
 namespace detail {
 
@@ -21,7 +23,7 @@ struct ModeState {
   }
 };
 
-inline ModeState& mode() {
+TENAX_SHARED_STATE inline ModeState& mode() {
   thread_local ModeState m;
   return m;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Explicit instantiation of the public ops for the dtypes tenax ships (docs/ARCHITECTURE.md,
-// "Explicit instantiation"). Each op header ends with a list of its instances for one dtype T,
+// "Explicit instances"). Each op header ends with a list of its instances for one dtype T,
 //
 //   #define TENAX_INSTANCES_EXP(T) TENAX_INSTANCE Tensor<T> exp(const Tensor<T>&);
 //   TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_EXP)

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "tenax/core/shared_state.hpp"
 #include "tenax/core/tensor_impl.hpp"
 
 namespace tenax::detail {
@@ -52,7 +53,7 @@ struct KernelCapture {
 };
 
 // The capture active on this thread (nullptr: none; the common case, one load per driver call).
-inline KernelCapture*& kernel_capture() {
+TENAX_SHARED_STATE inline KernelCapture*& kernel_capture() {
   thread_local KernelCapture* c = nullptr;
   return c;
 }

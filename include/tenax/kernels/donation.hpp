@@ -5,12 +5,13 @@
 // A map element reads its inputs before it writes its output, at the same offset, so the aliasing
 // is safe when the donated input has the output's dtype, shape and contiguous layout (checked in
 // map) and nothing else refers to its storage (checked by the program).
+#include "tenax/core/shared_state.hpp"
 #include "tenax/core/tensor_impl.hpp"
 
 namespace tenax::detail {
 
 // The body offered to the next map on this thread (nullptr: none).
-inline TensorImpl*& donated_body() {
+TENAX_SHARED_STATE inline TensorImpl*& donated_body() {
   thread_local TensorImpl* body = nullptr;
   return body;
 }
