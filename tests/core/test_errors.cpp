@@ -237,14 +237,23 @@ TEST(Errors, Int64OverflowingShapes) {
   expect_error([&] { tx::Tensor<tx::c128>::zeros({e61}); }, "[zeros] shape", {"c128", "bytes"});
   // Representable but beyond what the allocator can serve.
   expect_error([&] { TD::empty({std::int64_t{1} << 50}); }, "[allocator]");
-  expect_error([&] { tx::expand(TD::zeros({1, 1}), {big, big}); }, "[expand] shape", {"overflows int64 elements"});
+  expect_error(
+      [&] {
+        tx::expand(TD::zeros({1, 1}), {big, big});
+      },
+      "[expand] shape", {"overflows int64 elements (f64 on cpu)"});
   expect_error([&] { TD::zeros({6}).reshape({big, big}); }, "[reshape] shape [4294967296, 4294967296] overflows");
   // An empty result's strides still span its other dimensions; the errors name the op called.
   const std::int64_t huge = std::int64_t{1} << 62;
   const tx::Shape empty_huge{0, huge, huge}, negative{3, -1}, wide_shape{huge};
   const auto empty = TD::zeros({0, 3}), three = TD::zeros({3});
   expect_error([&] { empty.reshape(empty_huge); }, "[reshape] shape [0, ", {"overflows", "f64 on cpu"});
-  expect_error([&] { tx::broadcast_to(three, negative); }, "[broadcast_to] negative dimension in shape [3, -1]");
+  expect_error([&] { tx::broadcast_to(three, negative); },
+               "[broadcast_to] negative dimension in shape [3, -1] (f64 on cpu)");
+  expect_error([&] { tx::expand(three, negative); }, "[expand] negative dimension in shape [3, -1] (f64 on cpu)");
+  const std::vector<tx::Tensor<tx::c64>> none;
+  expect_error([&] { tx::concat(none, 0); }, "[concat] needs at least one tensor (c64)");
+  expect_error([&] { tx::stack(none, 0); }, "[stack] needs at least one tensor (c64)");
   // Two broadcast views whose lengths add past int64.
   const auto wide = tx::expand(TD::zeros({1}), wide_shape);
   const std::vector<TD> pair{wide, wide};

@@ -51,7 +51,7 @@ struct Concat2 {
 
 template <Scalar T>
 Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
-  TENAX_CHECK(!xs.empty(), "concat", "needs at least one tensor");
+  TENAX_CHECK(!xs.empty(), "concat", "needs at least one tensor (", dtype_traits<T>::name, ")");
   for (const auto& x : xs) detail::check_defined("concat", x);
   const int d = wrap_axis(dim, xs[0], "concat");
   Shape full = xs[0].shape();
@@ -88,7 +88,7 @@ Tensor<T> concat(const std::vector<Tensor<T>>& xs, int dim) {
 
 template <Scalar T>
 Tensor<T> stack(const std::vector<Tensor<T>>& xs, int dim) {
-  TENAX_CHECK(!xs.empty(), "stack", "needs at least one tensor");
+  TENAX_CHECK(!xs.empty(), "stack", "needs at least one tensor (", dtype_traits<T>::name, ")");
   for (const auto& x : xs) detail::check_defined("stack", x);
   const int r = xs[0].dim() + 1;
   TENAX_CHECK(r <= kMaxRank, "stack", "the result's rank ", r, " exceeds the maximum of ", kMaxRank, " (", xs.size(),
