@@ -142,7 +142,8 @@ done
 # -fsanitize=thread (-O1, line tables: what the reports need); a data race fails the job. The
 # library is built without its explicit op instances (TENAX_EXPLICIT_INSTANTIATION=OFF): the one
 # test program instantiates the ops and rules it runs (f64 and c128) rather than the library
-# compiling every op for every dtype under ThreadSanitizer, and that configuration stays built. Skipped with TENAX_SKIP_TSAN=1.
+# compiling every op for every dtype under ThreadSanitizer, and that configuration stays built.
+# Skipped with TENAX_SKIP_TSAN=1.
 if [[ ${TENAX_SKIP_TSAN:-0} != 1 ]]; then
   dir=$build_root/tsan
   mkdir -p "$dir"

@@ -115,32 +115,28 @@ foreach(exe gradient_basics least_squares_gd)
 endforeach()
 
 # ---- (b) add_subdirectory ---------------------------------------------------------------------
-set(sub "${WORK_DIR}/subdir")
 set(sub_args ${common} ${sub_cuda} "-DTENAX_SOURCE_DIR=${TENAX_SOURCE_DIR}" "-DTENAX_PROVIDER=${PROVIDER}")
-if(SHARED)
-  list(APPEND sub_args -DBUILD_SHARED_LIBS=ON)
-endif()
-run("configure add_subdirectory consumer" ${CMAKE_COMMAND} -S "${SUBDIR_PROJECT}" -B "${sub}" ${sub_args})
-run("build add_subdirectory consumer" ${CMAKE_COMMAND} --build "${sub}" ${build_args} ${config_arg})
-set(path "${sub}/subdir_consumer")
-if(NOT EXISTS "${path}" AND EXISTS "${sub}/${BUILD_TYPE}/subdir_consumer")
-  set(path "${sub}/${BUILD_TYPE}/subdir_consumer")
-endif()
-run("run add_subdirectory consumer" "${path}")
-
-# ---- (c) add_subdirectory, shared ---------------------------------------------------------------
-# The same project with a shared tenax (the objects are this build's, from ccache): the program is
-# compiled with hidden visibility and checks that its NoGradGuard reaches the library's ops.
-if(NOT SHARED)
-  set(sub "${WORK_DIR}/subdir-shared")
-  run("configure add_subdirectory consumer (shared)" ${CMAKE_COMMAND} -S "${SUBDIR_PROJECT}" -B "${sub}" ${sub_args}
-      -DBUILD_SHARED_LIBS=ON)
-  run("build add_subdirectory consumer (shared)" ${CMAKE_COMMAND} --build "${sub}" ${build_args} ${config_arg})
+# Configures, builds and runs the add_subdirectory project in WORK_DIR/<dir> (extra configure
+# arguments after the label's suffix).
+function(subdir_scenario dir suffix)
+  set(sub "${WORK_DIR}/${dir}")
+  run("configure add_subdirectory consumer${suffix}" ${CMAKE_COMMAND} -S "${SUBDIR_PROJECT}" -B "${sub}" ${sub_args}
+      ${ARGN})
+  run("build add_subdirectory consumer${suffix}" ${CMAKE_COMMAND} --build "${sub}" ${build_args} ${config_arg})
   set(path "${sub}/subdir_consumer")
   if(NOT EXISTS "${path}" AND EXISTS "${sub}/${BUILD_TYPE}/subdir_consumer")
     set(path "${sub}/${BUILD_TYPE}/subdir_consumer")
   endif()
-  run("run add_subdirectory consumer (shared)" "${path}")
+  run("run add_subdirectory consumer${suffix}" "${path}")
+endfunction()
+if(SHARED)
+  subdir_scenario(subdir "" -DBUILD_SHARED_LIBS=ON)
+else()
+  subdir_scenario(subdir "")
+  # ---- (c) add_subdirectory, shared -------------------------------------------------------------
+  # The same project with a shared tenax (the objects are this build's, from ccache): the program
+  # is compiled with hidden visibility and checks that its NoGradGuard reaches the library's ops.
+  subdir_scenario(subdir-shared " (shared)" -DBUILD_SHARED_LIBS=ON)
 endif()
 
 # Keep the work tree small: the build trees are only needed when something failed.
