@@ -215,11 +215,17 @@ TEST(Threads, MlpTrainingIsThreadCountInvariant) {
   namespace mlp = tenax_bench::mlp;
   for (const mlp::Case& c : mlp::kCases) {
     const mlp::Data d = mlp::make_data(c);
-    expect_thread_count_invariant(c.name, [&] {
-      auto [loss, W, b] = mlp::train(c, d, mlp::sgd_step);
-      EXPECT_EQ(mlp::check_loss(c, loss), "") << c.name;
-      return Outputs{bits(T::full({1}, loss)), bits(W), bits(b)};
-    });
+    // Every output goes through gemm, which OpenBLAS 0.3.21 does not keep bit-identical across its
+    // own thread counts on every CPU: with its Haswell/Zen kernels (an AMD EPYC without AVX-512)
+    // an uneven split over 3 threads sends some rows through the edge kernels, which sum in
+    // another order (dgemm 64x64x256: 216 of 4096 entries differ from 1 thread; 2 threads agree).
+    expect_thread_count_invariant(c.name,
+                                  [&] {
+                                    auto [loss, W, b] = mlp::train(c, d, mlp::sgd_step);
+                                    EXPECT_EQ(mlp::check_loss(c, loss), "") << c.name;
+                                    return Outputs{bits(T::full({1}, loss)), bits(W), bits(b)};
+                                  },
+                                  /*provider_sensitive=*/{0, 1, 2});
   }
 }
 
