@@ -1,14 +1,14 @@
 // The CUDA backend on a GPU (label cuda; every case skips when no device is visible). Each op and
 // rule runs on the device and is compared with the same computation on the CPU in float64/complex128
-// (float32 inputs at float32 tolerance); prepared programs run on the device; the coverage test lists
-// every op and whether it has a CUDA kernel.
+// (float32 inputs at float32 tolerance); prepared programs run on the device; the coverage test runs
+// every public op (every_op.hpp) on the device and prints its agreement with the CPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +16,7 @@
 #include <tenax/tenax.hpp>
 #include <tenax/trace.hpp>
 
+#include "cuda/every_op.hpp"
 #include "support/messages.hpp"
 
 namespace tx = tenax;
@@ -281,53 +282,49 @@ TEST(Cuda, AllocatorPoolsAndReleases) {
   EXPECT_EQ(tx::allocator_stats(gpu).bytes_cached, 0);
 }
 
-// Coverage: each public op runs on the device; one that did not would have to raise an Error naming
-// itself and the device, and would be listed here.
-TEST(Cuda, CoverageOfOps) {
+// Coverage: every public op (the table in every_op.hpp, which test_cuda_coverage keeps complete)
+// runs on the device, leaves its outputs there, and agrees with the CPU in float64. An op without a
+// CUDA path raises an Error naming itself and the device (or, for a functor without a device
+// instance, fails to link), which fails the case like a wrong number, shape or device would; the
+// agreement of each op is printed.
+TEST(Cuda, EveryOpMatchesTheCpu) {
   REQUIRE_GPU();
-  const auto a = input<double>({4, 4}, 81).to(gpu);
-  const auto spd = tx::add(tx::matmul(a, a.mT()), tx::mul(Tensor<double>::eye(4).to(gpu), 4.0));
-  std::map<std::string, std::function<void()>> ops = {
-      {"matmul", [&] { tx::matmul(a, a); }},
-      {"sum", [&] { tx::sum(a); }},
-      {"tril", [&] { tx::tril(a, 0); }},
-      {"triu", [&] { tx::triu(a, 0); }},
-      {"solve", [&] { tx::linalg::solve(spd, a); }},
-      {"solve_triangular", [&] { tx::linalg::solve_triangular(spd, a, false); }},
-      {"triangular_matmul", [&] { tx::linalg::triangular_matmul(spd, a, false); }},
-      {"lu", [&] { tx::linalg::lu(a); }},
-      {"qr", [&] { tx::linalg::qr(a); }},
-      {"eigh", [&] { tx::linalg::eigh(spd); }},
-      {"svd", [&] { tx::linalg::svd(a); }},
-      {"cholesky", [&] { tx::linalg::cholesky(spd); }},
-      {"inv", [&] { tx::linalg::inv(spd); }},
-      {"det", [&] { tx::linalg::det(spd); }},
-      {"slogdet", [&] { tx::linalg::slogdet(spd); }},
-      {"lu_factor", [&] { tx::linalg::lu_factor(a); }},
-      {"lu_solve",
-       [&] { tx::linalg::lu_solve(std::get<0>(tx::linalg::lu_factor(a)), std::get<1>(tx::linalg::lu_factor(a)), a); }},
-      {"concat",
-       [&] {
-         tx::concat<double>({a, a, a}, 1);
-       }},
-      {"stack",
-       [&] {
-         tx::stack<double>({a, a}, 2);
-       }},
-      {"imag", [&] { tx::imag(a); }},
-  };
-  std::vector<std::string> missing;
-  for (auto& [name, f] : ops) {
-    const std::string e = tx::testing::error_of(f);
-    if (e.empty()) continue;
-    EXPECT_TRUE(tx::testing::has(e, "no kernel for device cuda:0")) << name << ": " << e;
-    missing.push_back(name);
+  std::vector<std::string> failed;
+  for (const auto& call : tx::testing::every_op_calls()) {
+    const tx::testing::OpOutputs want = call.run(tx::Device::cpu());
+    tx::testing::OpOutputs got;
+    if (const std::string e = tx::testing::error_of([&] { got = call.run(gpu); }); !e.empty()) {
+      ADD_FAILURE() << call.name << " on cuda:0: " << e;
+      failed.push_back(call.name);
+      continue;
+    }
+    ASSERT_EQ(got.values.size(), want.values.size()) << call.name;
+    double worst = 0;  // max |gpu - cpu| / (1 + max |cpu|) over the op's outputs
+    bool ok = true;
+    for (std::size_t k = 0; k < want.values.size(); ++k) {
+      EXPECT_TRUE(got.devices[k] == gpu) << call.name << " output " << k << " on " << got.devices[k].str();
+      EXPECT_EQ(got.shapes[k], want.shapes[k]) << call.name << " output " << k;
+      if (got.values[k].size() != want.values[k].size()) {
+        ok = false;
+        continue;
+      }
+      double scale = 0;
+      for (double v : want.values[k]) scale = std::max(scale, std::abs(v));
+      for (std::size_t i = 0; i < want.values[k].size(); ++i) {
+        const double w = want.values[k][i], g = got.values[k][i];
+        if (std::isnan(w) || std::isnan(g)) {
+          ok = ok && std::isnan(w) && std::isnan(g);
+          continue;
+        }
+        worst = std::max(worst, std::abs(g - w) / (1 + scale));
+      }
+    }
+    ok = ok && worst <= 1e-11;
+    EXPECT_TRUE(ok) << call.name << ": relative difference " << worst;
+    if (!ok) failed.push_back(call.name);
+    std::printf("%-18s gpu vs cpu (f64): %.2e\n", call.name.c_str(), worst);
   }
-  std::string list;
-  for (auto& m : missing) list += m + " ";
-  std::printf("ops without a CUDA kernel: %s\n", list.c_str());
-  const std::vector<std::string> expected = {};
-  EXPECT_EQ(missing, expected);
+  EXPECT_TRUE(failed.empty()) << failed.size() << " ops failed on cuda:0";
 }
 
 namespace {

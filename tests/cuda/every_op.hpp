@@ -1,0 +1,275 @@
+#pragma once
+// Every public op of tenax, one call each, on a device given at run time: the table the CUDA
+// coverage test runs on the GPU against the CPU (test_cuda.cpp, Cuda.EveryOpMatchesTheCpu), and
+// whose completeness test_cuda_coverage checks on any machine against the ops the library
+// instantiates (the TENAX_INSTANCES_* lists of the op headers, plus cast).
+//
+// Each call returns its outputs flattened on the CPU (complex entries as real and imaginary parts,
+// bool and integer outputs as numbers) with the device each output was on. Decompositions are
+// called in their canonical gauge (eigh and svd: canonical_gauge; qr: positive_diag), so their
+// outputs are unique and compare entry by entry.
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <tenax/tenax.hpp>
+
+namespace tenax::testing {
+
+struct OpOutputs {
+  std::vector<Device> devices;
+  std::vector<Shape> shapes;
+  std::vector<std::vector<double>> values;
+};
+
+template <class T>
+void collect(OpOutputs& o, const Tensor<T>& t) {
+  o.devices.push_back(t.device());
+  o.shapes.push_back(t.shape());
+  std::vector<double> v;
+  for (auto x : t.to(Device::cpu()).to_vector()) {
+    if constexpr (is_complex_v<T>) {
+      v.push_back(static_cast<double>(x.real()));
+      v.push_back(static_cast<double>(x.imag()));
+    } else {
+      v.push_back(static_cast<double>(x));
+    }
+  }
+  o.values.push_back(std::move(v));
+}
+template <class A, class B>
+void collect(OpOutputs& o, const std::pair<A, B>& r) {
+  collect(o, r.first);
+  collect(o, r.second);
+}
+template <class... Ts>
+void collect(OpOutputs& o, const std::tuple<Ts...>& r) {
+  std::apply([&](const auto&... x) { (collect(o, x), ...); }, r);
+}
+
+struct OpCall {
+  std::string name;
+  std::function<OpOutputs(Device)> run;
+};
+
+namespace every_op {
+
+using D = Tensor<double>;
+using Z = Tensor<std::complex<double>>;
+
+// Inputs made on the CPU (seeded) and moved to the device.
+inline D real_in(const Shape& s, std::uint64_t seed, Device d, double lo = 0.2, double hi = 1.5) {
+  return D::rand(s, seed, lo, hi).to(d);
+}
+inline Z complex_in(const Shape& s, std::uint64_t seed, Device d) {
+  return complex(D::rand(s, seed, 0.2, 1.5), D::rand(s, seed + 1, -1, 1)).to(d);
+}
+// Well conditioned: a general matrix with a heavy diagonal, and an SPD one, both 4 x 4 x 2.
+inline D general(Device d) { return add(D::rand({4, 4, 2}, 101, -1, 1), mul(D::eye(4), 4.0)).to(d); }
+inline D spd(Device d) {
+  const D a = D::rand({4, 4, 2}, 102, -1, 1);
+  return add(matmul(a, a.mT()), mul(D::eye(4), 4.0)).to(d);
+}
+inline D rhs(Device d) { return real_in({4, 3, 2}, 103, d, -1, 1); }
+
+template <class F>
+std::function<OpOutputs(Device)> outputs_of(F f) {
+  return [f](Device d) {
+    OpOutputs o;
+    collect(o, f(d));
+    return o;
+  };
+}
+
+}  // namespace every_op
+
+// The table. Names are the ops' function names; an op with several overloads (add with a tensor
+// and with a scalar) is one name whose call uses each overload.
+inline std::vector<OpCall> every_op_calls() {
+  using namespace every_op;
+  namespace la = linalg;
+  const auto x = [](Device d) { return real_in({3, 4}, 11, d); };
+  const auto y = [](Device d) { return real_in({3, 4}, 12, d); };
+  const auto signed_x = [](Device d) { return real_in({3, 4}, 13, d, -1, 1); };
+  std::vector<std::pair<std::string, std::function<OpOutputs(Device)>>> t = {
+      {"abs", outputs_of([=](Device d) {
+         return std::tuple{abs(signed_x(d)), abs(complex_in({3}, 14, d))};
+       })},
+      {"add", outputs_of([=](Device d) {
+         return std::tuple{add(x(d), y(d)), add(x(d), 2.0)};
+       })},
+      {"broadcast_to", outputs_of([](Device d) {
+         return contiguous(broadcast_to(real_in({3, 1}, 15, d), {3, 5}));
+       })},
+      {"cast", outputs_of([=](Device d) {
+         return std::tuple{cast<float>(x(d)), cast<std::int64_t>(mul(x(d), 10.0))};
+       })},
+      {"cholesky", outputs_of([](Device d) {
+         return std::tuple{la::cholesky(spd(d)), la::cholesky(spd(d), true)};
+       })},
+      {"cholesky_ex", outputs_of([](Device d) { return la::cholesky_ex(spd(d)); })},
+      {"clone", outputs_of([=](Device d) { return clone(x(d)); })},
+      {"complex", outputs_of([=](Device d) { return complex(x(d), y(d)); })},
+      {"concat", outputs_of([=](Device d) {
+         return concat<double>({x(d), y(d)}, 1);
+       })},
+      {"conj", outputs_of([](Device d) {
+         return conj(complex_in({3, 2}, 16, d));
+       })},
+      {"contiguous", outputs_of([=](Device d) { return contiguous(x(d).mT()); })},
+      {"cos", outputs_of([=](Device d) { return cos(x(d)); })},
+      {"det", outputs_of([](Device d) { return la::det(general(d)); })},
+      {"diag", outputs_of([](Device d) {
+         return std::tuple{diag(real_in({4}, 17, d)), diag(real_in({4, 4}, 18, d))};
+       })},
+      {"diag_embed", outputs_of([](Device d) {
+         return diag_embed(real_in({4, 2}, 19, d));
+       })},
+      {"diagonal", outputs_of([](Device d) {
+         return contiguous(diagonal(real_in({4, 5, 2}, 20, d), 1, 0, 1));
+       })},
+      {"div", outputs_of([=](Device d) {
+         return std::tuple{div(x(d), y(d)), div(x(d), 3.0)};
+       })},
+      {"eigh", outputs_of([](Device d) { return la::eigh(spd(d), false, {}, true); })},
+      {"eigvalsh", outputs_of([](Device d) { return la::eigvalsh(spd(d)); })},
+      {"eq", outputs_of([=](Device d) { return eq(x(d), x(d)); })},
+      {"exp", outputs_of([=](Device d) { return exp(x(d)); })},
+      {"expand", outputs_of([](Device d) {
+         return contiguous(expand(real_in({1, 4}, 21, d), {3, 4}));
+       })},
+      {"expm1", outputs_of([=](Device d) { return expm1(signed_x(d)); })},
+      {"flatten", outputs_of([=](Device d) { return flatten(x(d)); })},
+      {"ge", outputs_of([=](Device d) { return ge(x(d), y(d)); })},
+      {"gt", outputs_of([=](Device d) { return gt(x(d), y(d)); })},
+      {"imag", outputs_of([](Device d) {
+         return imag(complex_in({3, 2}, 22, d));
+       })},
+      {"inv", outputs_of([](Device d) { return la::inv(general(d)); })},
+      {"inv_ex", outputs_of([](Device d) { return la::inv_ex(general(d)); })},
+      {"isfinite", outputs_of([=](Device d) { return isfinite(log(signed_x(d))); })},
+      {"le", outputs_of([=](Device d) { return le(x(d), y(d)); })},
+      {"log", outputs_of([=](Device d) { return log(x(d)); })},
+      {"log1p", outputs_of([=](Device d) { return log1p(x(d)); })},
+      {"lt", outputs_of([=](Device d) { return lt(x(d), y(d)); })},
+      {"lu", outputs_of([](Device d) {
+         return la::lu(real_in({4, 4, 2}, 23, d, -1, 1));
+       })},
+      {"lu_factor", outputs_of([](Device d) {
+         return la::lu_factor(real_in({4, 4, 2}, 23, d, -1, 1));
+       })},
+      {"lu_factor_ex", outputs_of([](Device d) {
+         return la::lu_factor_ex(real_in({4, 4, 2}, 23, d, -1, 1));
+       })},
+      {"lu_solve", outputs_of([](Device d) {
+         const auto [LU, piv] = la::lu_factor(general(d));
+         return std::tuple{la::lu_solve(LU, piv, rhs(d)), la::lu_solve(LU, piv, rhs(d), la::Trans::T)};
+       })},
+      {"matmul", outputs_of([=](Device d) { return matmul(x(d), y(d).mT()); })},
+      {"max", outputs_of([=](Device d) {
+         return std::tuple{max(x(d)), max(x(d), {1}, true)};
+       })},
+      {"maximum", outputs_of([=](Device d) { return maximum(x(d), y(d)); })},
+      {"mean", outputs_of([=](Device d) {
+         return std::tuple{mean(x(d)), mean(x(d), {0})};
+       })},
+      {"min", outputs_of([=](Device d) {
+         return std::tuple{min(x(d)), min(x(d), {0})};
+       })},
+      {"minimum", outputs_of([=](Device d) { return minimum(x(d), y(d)); })},
+      {"mul", outputs_of([=](Device d) {
+         return std::tuple{mul(x(d), y(d)), mul(x(d), 3.0)};
+       })},
+      {"ne", outputs_of([=](Device d) { return ne(x(d), y(d)); })},
+      {"neg", outputs_of([=](Device d) { return neg(x(d)); })},
+      {"permute", outputs_of([](Device d) {
+         return contiguous(permute(real_in({2, 3, 4}, 24, d), {2, 0, 1}));
+       })},
+      {"pow", outputs_of([=](Device d) {
+         return std::tuple{pow(x(d), y(d)), pow(x(d), 1.5)};
+       })},
+      {"prod", outputs_of([=](Device d) {
+         return std::tuple{prod(x(d)), prod(x(d), {1})};
+       })},
+      {"qr", outputs_of([](Device d) {
+         const D a = real_in({5, 3, 2}, 25, d, -1, 1);
+         return std::tuple{la::qr(a, la::QrMode::Reduced, true), la::qr(a.mT(), la::QrMode::Complete, true)};
+       })},
+      {"rdiv", outputs_of([=](Device d) { return rdiv(x(d), 2.0); })},
+      {"real", outputs_of([](Device d) {
+         return real(complex_in({3, 2}, 26, d));
+       })},
+      {"relu", outputs_of([=](Device d) { return relu(signed_x(d)); })},
+      {"reshape", outputs_of([=](Device d) {
+         return std::tuple{reshape(x(d), {2, 6}), reshape(x(d).mT(), {6, 2})};
+       })},
+      {"rsqrt", outputs_of([=](Device d) { return rsqrt(x(d)); })},
+      {"rsub", outputs_of([=](Device d) { return rsub(x(d), 2.0); })},
+      {"sigmoid", outputs_of([=](Device d) { return sigmoid(signed_x(d)); })},
+      {"sign", outputs_of([=](Device d) { return sign(signed_x(d)); })},
+      {"sin", outputs_of([=](Device d) { return sin(x(d)); })},
+      {"slice", outputs_of([=](Device d) { return contiguous(slice(x(d), 1, 0, 4, 2)); })},
+      {"slogdet", outputs_of([](Device d) { return la::slogdet(general(d)); })},
+      {"slogdet_ex", outputs_of([](Device d) { return la::slogdet_ex(general(d)); })},
+      {"solve", outputs_of([](Device d) {
+         return std::tuple{la::solve(general(d), rhs(d)), la::solve(general(d), rhs(d).mT(), false)};
+       })},
+      {"solve_ex", outputs_of([](Device d) { return la::solve_ex(general(d), rhs(d)); })},
+      {"solve_triangular", outputs_of([](Device d) {
+         const D L = la::cholesky(spd(d));
+         return std::tuple{la::solve_triangular(L, rhs(d), false),
+                           la::solve_triangular(L.mT(), rhs(d).mT(), true, false, false, la::Trans::T)};
+       })},
+      {"sqrt", outputs_of([=](Device d) { return sqrt(x(d)); })},
+      {"square", outputs_of([=](Device d) { return square(x(d)); })},
+      {"squeeze", outputs_of([](Device d) {
+         return squeeze(real_in({3, 1, 2}, 27, d), 1);
+       })},
+      {"stack", outputs_of([=](Device d) {
+         return stack<double>({x(d), y(d)}, 2);
+       })},
+      {"sub", outputs_of([=](Device d) { return sub(x(d), y(d)); })},
+      {"sum", outputs_of([=](Device d) {
+         return std::tuple{sum(x(d)), sum(x(d), {0}, true)};
+       })},
+      {"sum_to", outputs_of([=](Device d) {
+         return sum_to(x(d), {1, 4});
+       })},
+      {"svd", outputs_of([](Device d) {
+         const D a = real_in({5, 3, 2}, 28, d, -1, 1);
+         return std::tuple{la::svd(a, false, {}, true), la::svd(a.mT(), false, {}, true)};
+       })},
+      {"svdvals", outputs_of([](Device d) {
+         return la::svdvals(real_in({3, 5, 2}, 29, d, -1, 1));
+       })},
+      {"tanh", outputs_of([=](Device d) { return tanh(signed_x(d)); })},
+      {"to_device", outputs_of([=](Device d) {
+         return std::tuple{to_device(x(d), d), to_device(x(Device::cpu()), d)};
+       })},
+      {"transpose", outputs_of([](Device d) {
+         return contiguous(transpose(real_in({2, 3, 4}, 30, d), 0, 2));
+       })},
+      {"triangular_matmul", outputs_of([](Device d) {
+         const D L = la::cholesky(spd(d));
+         return std::tuple{la::triangular_matmul(L, rhs(d), false),
+                           la::triangular_matmul(L, rhs(d).mT(), false, false, true, la::Trans::C)};
+       })},
+      {"tril", outputs_of([](Device d) {
+         return tril(real_in({4, 4}, 31, d), -1);
+       })},
+      {"triu", outputs_of([](Device d) {
+         return triu(real_in({4, 4}, 32, d), 1);
+       })},
+      {"unsqueeze", outputs_of([=](Device d) { return unsqueeze(x(d), 1); })},
+      {"where", outputs_of([=](Device d) { return where(lt(x(d), y(d)), x(d), y(d)); })},
+  };
+  std::vector<OpCall> calls;
+  for (auto& [name, run] : t) calls.push_back({name, run});
+  return calls;
+}
+
+}  // namespace tenax::testing
