@@ -15,7 +15,10 @@
 // Correctness, outside the timing (a failure makes the row an error with the reason): the device
 // result (loss and tangent, or loss and gradient) against the CPU float64 eager result of the same
 // function at the same inputs, within the cross-implementation tolerance of large_ad_cases.hpp;
-// the CPU result itself is checked against central differences (check_jvp / check_vjp).
+// the CPU result itself is checked against central differences (check_jvp / check_vjp). Each row
+// reports that agreement as the counter vs_cpu (the derivative's relative difference), and the
+// deferred rows their K. PyTorch's and JAX's rows, latency and deferred alike, come from
+// bench/ref_python/refs.py (<fw> and <fw>_deferred).
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -109,12 +112,12 @@ std::pair<Grad, std::string> reference(Case c, Mode m, int n) {
   return {g, jvp_vjp::check_vjp("cpu", c, n, in, d, g, loss, nullptr, "", nullptr)};
 }
 
-// Why the device result is wrong, or empty.
-std::string compare(const Grad& got, const Grad& want, Case c, int n) {
+// Why the device result is wrong, or empty; e: the derivative's relative difference from the CPU's.
+std::string compare(const Grad& got, const Grad& want, Case c, int n, double& e) {
+  e = large_ad::rel_diff(got.ga, want.ga, got.ga.size() == 1 ? 1 : n,
+                         got.ga.size() > 1 && large_ad::symmetric_input(jvp_vjp::base_case(c)));
   if (!close(got.loss, want.loss, large_ad::kLossRtol * 100))
     return "loss " + num(got.loss) + " differs from the CPU's " + num(want.loss);
-  const double e = large_ad::rel_diff(got.ga, want.ga, got.ga.size() == 1 ? 1 : n,
-                                      got.ga.size() > 1 && large_ad::symmetric_input(jvp_vjp::base_case(c)));
   if (!(e <= large_ad::kCrossRtol))
     return "derivative differs from the CPU's: relative difference " + num(e) + " (limit " + num(large_ad::kCrossRtol) +
            ")";
@@ -141,7 +144,8 @@ void row(benchmark::State& state, Case c, Mode m, int n, Timing timing) {
     auto time_with = [&](const auto& f) {
       std::pair<Tensor<double>, Tensor<double>> out = f(s.A, second);  // warm-up, and the checked result
       tenax::cuda::synchronize(0);
-      if (const std::string why = compare(result_of(out, m), want, c, n); !why.empty()) {
+      double vs_cpu = 0;
+      if (const std::string why = compare(result_of(out, m), want, c, n, vs_cpu); !why.empty()) {
         state.SkipWithError((tag + ": " + why).c_str());
         return;
       }
@@ -161,6 +165,8 @@ void row(benchmark::State& state, Case c, Mode m, int n, Timing timing) {
           tenax::cuda::synchronize(0);
         }
       }
+      // The agreement with the CPU float64 result (the derivative's relative difference).
+      state.counters["vs_cpu"] = vs_cpu;
     };
     if (timing == Timing::eager) {
       if (m == Mode::jvp)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The GPU check, for a machine with an NVIDIA GPU (the `device` tool): builds tenax with the CUDA
 # backend for the GPU's architecture only, runs the tests labelled cuda against the CPU results,
-# then the gpu_linalg_ad benchmark, then the CUDA tests again under compute-sanitizer memcheck
-# (short samples). Prints a summary line per step and leaves logs (and the benchmark's JSON) in
-# $OUT (or build-gpu/logs).
+# (every public op's agreement with the CPU in agreement.txt), then the gpu_linalg_ad benchmark with
+# PyTorch's and JAX's latency and deferred rows, then the CUDA tests again under compute-sanitizer
+# memcheck (bounded by TENAX_MEMCHECK_TIMEOUT; a run stopped by it fails the check). Prints a summary
+# line per step and leaves logs (and the benchmark's JSON) in $OUT (or build-gpu/logs).
 #
 #   scripts/gpu_check.sh                   build here, then the tests, the benchmark and memcheck
 #   scripts/gpu_check.sh --bundle FILE     no build: the binaries and their CPU libraries from
@@ -18,8 +19,8 @@ set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${TENAX_BUILD_DIR:-$root/build-gpu}
-# Logs go to a folder of their own; with $OUT set (the device tool), they come back as three files
-# (at most 8 may): summary.md, test_cuda.log and gpu_check_logs.tar.gz with everything.
+# Logs go to a folder of their own; with $OUT set (the device tool), they come back as four files
+# (at most 8 may): summary.md, test_cuda.log, agreement.txt and gpu_check_logs.tar.gz with everything.
 logs=$dir/logs
 jobs=${TENAX_JOBS:-$(nproc 2>/dev/null || echo 4)}
 mkdir -p "$dir" "$logs"
@@ -62,7 +63,11 @@ fi
 
 status=0
 "$test_bin" --gtest_color=no >"$logs/test_cuda.log" 2>&1 || status=1
-grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|ops without a CUDA kernel|Failure|error' "$logs/test_cuda.log" | head -60
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|error' "$logs/test_cuda.log" | head -60
+# The agreement of every public op with the CPU (Cuda.EveryOpMatchesTheCpu prints one line per op).
+grep -E 'gpu vs cpu \(f64\)' "$logs/test_cuda.log" >"$logs/agreement.txt"
+say "every op against the CPU: $(wc -l <"$logs/agreement.txt") ops, largest relative difference $(
+  awk '{v = $NF + 0; if (v > m) m = v} END {printf "%.2e", m}' "$logs/agreement.txt")"
 # The allocator's fallback for devices without stream-ordered pools (cudaMalloc), forced.
 TENAX_CUDA_NO_POOLS=1 "$test_bin" --gtest_color=no \
   --gtest_filter='Cuda.AllocatorPoolsAndReleases:Cuda.CopiesRoundTripEveryDtype:Cuda.LinalgMatchesTheCpu' \
@@ -74,6 +79,12 @@ if [[ ${TENAX_SKIP_BENCH:-0} != 1 ]]; then
   "$bench_bin" --benchmark_min_time=0.05 --benchmark_repetitions=3 \
     --benchmark_out="$logs/gpu_linalg_ad.json" --benchmark_out_format=json >"$logs/bench.log" 2>&1 || status=1
   grep -E '_median|ERROR|error' "$logs/bench.log" | sort -u | head -80
+  # Each row's agreement with the CPU float64 result (counter vs_cpu).
+  say "benchmark rows against the CPU: $(python3 -c '
+import json, sys
+rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if "vs_cpu" in b]
+print("%d samples, largest relative difference %.2e" % (len(rows), max([b["vs_cpu"] for b in rows] or [0])))
+' "$logs/gpu_linalg_ad.json" 2>&1 | tail -1)"
   # PyTorch and JAX on the same GPU (bench/ref_python/refs.py), where python3 imports them.
   jsons=("$logs/gpu_linalg_ad.json")
   if [[ ${TENAX_SKIP_REFS:-0} != 1 ]] && python3 -c 'import numpy' 2>/dev/null; then
@@ -86,28 +97,40 @@ if [[ ${TENAX_SKIP_BENCH:-0} != 1 ]]; then
 fi
 # memcheck last, bounded (TENAX_MEMCHECK_TIMEOUT seconds, default 240), so that a slow
 # instrumented run cannot take the time the tests and the benchmark need.
+memcheck="memcheck skipped (TENAX_SKIP_MEMCHECK=1)"
 if [[ ${TENAX_SKIP_MEMCHECK:-0} != 1 ]]; then
   sanitizer=$(command -v compute-sanitizer || echo "$(dirname "$nvcc")/compute-sanitizer")
   if [[ -x $sanitizer ]]; then
     rc=0
     timeout "${TENAX_MEMCHECK_TIMEOUT:-240}" "$sanitizer" --tool memcheck --error-exitcode 3 "$test_bin" \
       --gtest_color=no >"$logs/memcheck.log" 2>&1 || rc=$?
+    checked=$(grep -c '^\[       OK \]' "$logs/memcheck.log")
     if grep -q 'Device not supported' "$logs/memcheck.log"; then
       # compute-sanitizer refuses the device on some runtimes (gVisor; see the device notes).
-      say "memcheck unavailable here: compute-sanitizer says 'Device not supported' (not a test failure)"
-      rc=0
+      say "memcheck unavailable here: compute-sanitizer says 'Device not supported'"
+      memcheck="memcheck not run (device not supported)"
+    elif ((rc == 124)); then
+      # A timeout is not a pass: the tests after the last one it finished were not checked.
+      say "memcheck INCOMPLETE: stopped after ${TENAX_MEMCHECK_TIMEOUT:-240} s with $checked tests checked" \
+        "(partial log kept; raise TENAX_MEMCHECK_TIMEOUT)"
+      memcheck="memcheck incomplete ($checked tests checked)"
+      status=1
+    elif ((rc != 0)); then
+      memcheck="memcheck FAILED (exit $rc)"
+      status=1
+    else
+      memcheck="memcheck clean ($checked tests)"
     fi
-    ((rc == 124)) && say "memcheck stopped after ${TENAX_MEMCHECK_TIMEOUT:-240} s (partial log kept)"
-    ((rc != 0 && rc != 124)) && status=1
     grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED)|^\[ RUN' "$logs/memcheck.log" | tail -12
   else
     say "compute-sanitizer not found; memcheck skipped"
+    memcheck="memcheck not run (no compute-sanitizer)"
   fi
 fi
 if [[ -n ${OUT:-} ]]; then
   cp "$logs/report/summary.md" "$OUT/" 2>/dev/null
-  cp "$logs/test_cuda.log" "$OUT/" 2>/dev/null
+  cp "$logs/test_cuda.log" "$logs/agreement.txt" "$OUT/" 2>/dev/null
   tar -C "$logs" -czf "$OUT/gpu_check_logs.tar.gz" .
 fi
-say "gpu check: $([[ $status == 0 ]] && echo passed || echo FAILED) in $((SECONDS - start)) s (logs: $logs)"
+say "gpu check: $([[ $status == 0 ]] && echo passed || echo FAILED) in $((SECONDS - start)) s; $memcheck (logs: $logs)"
 exit $status

@@ -413,13 +413,18 @@ class JvpVjpImpl:
             self._loss = jax.jit(lambda a, *bs: jax_loss(op, [a, *bs]))
         return float(self._loss(jnp.asarray(A), *[jnp.asarray(b) for b in self.bs]))
 
-    def step(self, mode):
+    def step(self, mode, each_sync=True):
+        """each_sync=False (the GPU deferred rows): a device step only queues its work, and
+        self.barrier() waits for everything queued."""
         op, last = self.op, {}
+        self.barrier = lambda: None
         if self.fw == "pytorch":
             fwad = torch.autograd.forward_ad
             dev = self.device or torch.device("cpu")
-            # A device step ends with a synchronisation (the GPU rows time latency).
-            sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+            # A device step ends with a synchronisation (the GPU latency rows) unless deferred.
+            if dev.type == "cuda":
+                self.barrier = torch.cuda.synchronize
+            sync = self.barrier if each_sync else (lambda: None)
             A = torch.from_numpy(self.A.copy()).to(dev)
             bs = [torch.from_numpy(b.copy()).to(dev) for b in self.bs]
             if mode == "jvp":
@@ -468,7 +473,10 @@ class JvpVjpImpl:
             jax.block_until_ready(f(*args))  # compile outside the timing
 
             def step():
-                last["out"] = jax.block_until_ready(f(*args))
+                last["out"] = jax.block_until_ready(f(*args)) if each_sync else f(*args)
+
+            # JAX runs a device's computations in dispatch order: the last one's end is the barrier.
+            self.barrier = lambda: jax.block_until_ready(last["out"])
 
             def result():
                 p, t = last["out"]
@@ -493,6 +501,7 @@ class Bench:
     (error or "", label); it runs once, before prepare()."""
 
     ops = None
+    runs_per_step = 1  # runs one step() times (the GPU deferred rows: K); samples are per run
 
     def __init__(self, name, fw):
         self.name, self.fw = name, fw
@@ -646,7 +655,10 @@ class GradRow(Bench):
             jax.block_until_ready(f(*args))  # compile outside the timing
 
             def step():
-                last["out"] = jax.block_until_ready(f(*args))
+                last["out"] = jax.block_until_ready(f(*args)) if each_sync else f(*args)
+
+            # JAX runs a device's computations in dispatch order: the last one's end is the barrier.
+            self.barrier = lambda: jax.block_until_ready(last["out"])
 
             def post():
                 val, gs = last["out"]
@@ -716,12 +728,26 @@ def framework_device(fw):
         return None, f"no CUDA device is visible to JAX ({e})"
 
 
+def gpu_deferred_runs():
+    """K of the deferred rows, as bench/gpu_linalg_ad.cpp reads it (TENAX_GPU_DEFERRED, default 32)."""
+    try:
+        k = int(os.environ.get("TENAX_GPU_DEFERRED", "32"))
+    except ValueError:
+        k = 32
+    return k if k > 0 else 32
+
+
 class GpuRow(JvpVjpRow):
     """gpu_linalg_ad/<case>_<jvp|vjp>/f64/<n>x<n>/<fw>: jvp_vjp's timed region on the device, inputs
     uploaded outside the timing, a synchronisation at the end of each step (PyTorch:
-    torch.cuda.synchronize; JAX: block_until_ready), nothing downloaded. Checked once: the framework's
-    CPU result as in jvp_vjp (central differences, PyTorch vs JAX), then the device result against it
-    (1e-8)."""
+    torch.cuda.synchronize; JAX: block_until_ready), nothing downloaded. <fw>_deferred (deferred=True):
+    K = TENAX_GPU_DEFERRED steps queued without synchronising, then one barrier, the time per step
+    (throughput: the reference of tenax's deferred rows). Checked once: the framework's CPU result as
+    in jvp_vjp (central differences, PyTorch vs JAX), then the device result against it (1e-8)."""
+
+    def __init__(self, name, fw, case, mode, n, frameworks, deferred=False):
+        super().__init__(name, fw, case, mode, n, frameworks)
+        self.deferred = deferred
 
     def check(self):
         dev, why = framework_device(self.fw)
@@ -745,8 +771,16 @@ class GpuRow(JvpVjpRow):
 
     def prepare(self):
         want_val, want_res = self.device_result
-        self.impl = JvpVjpImpl(self.fw, self.case, self.n, self.device)
-        step, result = self.impl.step(self.mode)
+        self.impl = impl = JvpVjpImpl(self.fw, self.case, self.n, self.device)
+        step, result = impl.step(self.mode, each_sync=not self.deferred)
+        if self.deferred:
+            one, k = step, gpu_deferred_runs()
+            self.runs_per_step = k
+
+            def step():
+                for _ in range(k):
+                    one()
+                impl.barrier()
 
         def post():
             val, res = result()
@@ -981,6 +1015,7 @@ def all_rows(suites, frameworks):
                     for mode in ("jvp", "vjp"):
                         name = f"gpu_linalg_ad/{case}_{mode}/f64/{n}x{n}/{fw}"
                         rows.append(GpuRow(name, fw, case, mode, n, frameworks))
+                        rows.append(GpuRow(name + "_deferred", fw, case, mode, n, frameworks, deferred=True))
     return rows
 
 
@@ -1127,7 +1162,7 @@ def main(argv=None):
     for r, _ in order:
         with r.scope():
             real, cpu = measure(r.step, r.iters)
-        r.samples.append((real / r.iters, cpu / r.iters))
+        r.samples.append((real / (r.iters * r.runs_per_step), cpu / (r.iters * r.runs_per_step)))
     for r in ready:
         err = r.post()
         extra = {"label": r.label} if r.label else {}
