@@ -1,7 +1,8 @@
 #pragma once
 // tenax::linalg: solve, solve_triangular, triangular_matmul, lu_factor/lu/lu_solve, qr, eigh/eigvalsh, svd/svdvals,
-// cholesky, inv, det, slogdet, each with JVP and VJP rules.
+// cholesky/cholesky_solve, inv, det, slogdet, each with JVP and VJP rules.
 #include "tenax/ops/linalg/cholesky.hpp"
+#include "tenax/ops/linalg/cholesky_solve.hpp"
 #include "tenax/ops/linalg/det.hpp"
 #include "tenax/ops/linalg/eigh.hpp"
 #include "tenax/ops/linalg/lu.hpp"

@@ -112,6 +112,10 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{la::cholesky(spd(d)), la::cholesky(spd(d), true)};
        })},
       {"cholesky_ex", outputs_of([](Device d) { return la::cholesky_ex(spd(d)); })},
+      {"cholesky_solve", outputs_of([](Device d) {
+         return std::tuple{la::cholesky_solve(la::cholesky(spd(d)), rhs(d)),
+                           la::cholesky_solve(la::cholesky(spd(d), true), rhs(d), true)};
+       })},
       {"clone", outputs_of([=](Device d) { return clone(x(d)); })},
       {"complex", outputs_of([=](Device d) { return complex(x(d), y(d)); })},
       {"concat", outputs_of([=](Device d) {

@@ -1,15 +1,16 @@
 // Gradient tests for the linear-solve family: solve (left/right, matrix/vector right-hand side),
-// inv, det, slogdet, solve_triangular and triangular_matmul (every flag combination) and
-// lu_solve. Each case runs the full harness (tests/support/gradcheck.hpp): JVP vs central differences, VJP vs JVP
-// exactly, second order (forward over reverse vs differences of the gradient, reverse over reverse), and float32 vs
-// float64; for float64 and complex128. Plus batched == loop over the batch, and non-contiguous views == contiguous
-// copies.
+// inv, det, slogdet, solve_triangular and triangular_matmul (every flag combination),
+// lu_solve and cholesky_solve. Each case runs the full harness (tests/support/gradcheck.hpp): JVP vs central
+// differences, VJP vs JVP exactly, second order (forward over reverse vs differences of the gradient, reverse over
+// reverse), and float32 vs float64; for float64 and complex128. Plus batched == loop over the batch, and non-contiguous
+// views == contiguous copies.
 #include <gtest/gtest.h>
 
 #include <complex>
 #include <string>
 
 #include "linalg/linalg_grad_support.hpp"
+#include "support/messages.hpp"
 
 namespace tx = tenax;
 namespace la = tenax::linalg;
@@ -37,6 +38,19 @@ const char* trans_name(la::Trans t) { return t == la::Trans::N ? "N" : t == la::
 template <class T>
 Tensor<T> apply_op(const Tensor<T>& A, la::Trans t) {
   return t == la::Trans::N ? A : t == la::Trans::T ? tx::clone(A.mT()) : tx::clone(A.mH());
+}
+
+// g and its reference s (both (A, B) -> X) have the same gradients of Re<W, X> for a random W.
+template <class G, class S, class T>
+void expect_gradients_of_solve(const std::string& what, G g, S s, const Tensor<T>& A, const Tensor<T>& B,
+                               std::uint64_t seed) {
+  const auto w = Tensor<T>::randn(s(A, B).shape(), seed);
+  auto lg = [&](const auto& A, const auto& B) { return tx::testing::re_inner(w, g(A, B)); };
+  auto ls = [&](const auto& A, const auto& B) { return tx::testing::re_inner(w, s(A, B)); };
+  const auto [gA1, gB1] = tx::grad(lg, A, B);
+  const auto [gA2, gB2] = tx::grad(ls, A, B);
+  expect_close(what + ": d/dA", values(gA1), values(gA2), 1e-12);
+  expect_close(what + ": d/dB", values(gB1), values(gB2), 1e-12);
 }
 
 }  // namespace
@@ -539,22 +553,64 @@ TYPED_TEST(LinalgGradSolve, LuSolveWrtLU) {
     return la::lu_solve(LU, piv, B);
   };
   TENAX_CHECK_GRADS(g, A, B);
-  {
-    auto s = [](const auto& A, const auto& B) { return la::solve(A, B); };
-    const auto w = Tensor<T>::randn({4, 2}, 213);
-    auto lg = [&](const auto& A, const auto& B) { return tx::testing::re_inner(w, g(A, B)); };
-    auto ls = [&](const auto& A, const auto& B) { return tx::testing::re_inner(w, s(A, B)); };
-    const auto [gA1, gB1] = tx::grad(lg, A, B);
-    const auto [gA2, gB2] = tx::grad(ls, A, B);
-    expect_close("d lu_solve(lu_factor(A), B)/dA == d solve(A, B)/dA", values(gA1), values(gA2), 1e-12);
-    expect_close("... /dB", values(gB1), values(gB2), 1e-12);
-  }
+  expect_gradients_of_solve(
+      "lu_solve(lu_factor(A), B) vs solve(A, B)", g, [](const auto& A, const auto& B) { return la::solve(A, B); }, A, B,
+      213);
   // op = T or C: differentiable in LU too (lu_solve then builds the solve from LU's triangles).
   for (la::Trans t : {la::Trans::T, la::Trans::C}) {
     SCOPED_TRACE(trans_name(t));
     auto ft = [piv, t](const auto& LU, const auto& B) { return la::lu_solve(LU, piv, B, t); };
     TENAX_CHECK_GRADS(ft, LU, B);
   }
+}
+
+// ---- cholesky_solve ------------------------------------------------------------------------------
+
+// X = A^-1 B from either Cholesky factor: the values of solve(A, B); derivatives in the factor (its
+// triangle) and B; through cholesky, those of solve on A's triangle; the factor broadcast over B's
+// batch.
+TYPED_TEST(LinalgGradSolve, CholeskySolve) {
+  using T = TypeParam;
+  // Hermitian positive definite: W W^H + n I.
+  auto hpd = [](std::int64_t n, const tx::Shape& batch, std::uint64_t seed) {
+    const auto W = Tensor<T>::randn(tx::lgtest::mshape(n, n, batch), seed);
+    return tx::add(tx::matmul(W, W.mH()), tx::mul(tx::lgtest::eye_batch<T>(n, batch), T(static_cast<double>(n))));
+  };
+  const auto A = hpd(4, {}, 241);
+  const auto B = Tensor<T>::randn({4, 3}, 242);
+  for (bool upper : {false, true}) {
+    SCOPED_TRACE(upper ? "upper" : "lower");
+    const auto F = la::cholesky(A, upper);
+    auto f = [upper](const auto& F, const auto& B) { return la::cholesky_solve(F, B, upper); };
+    expect_close("cholesky_solve == solve(A, B)", values(f(F, B)), values(la::solve(A, B)), 1e-13);
+    TENAX_CHECK_GRADS(f, F, B);
+    // Through cholesky, on the Hermitian wrapper A0 + A0^H (cholesky's rule wants Hermitian
+    // directions, as in test_linalg_grad_factor): the derivatives of solve(A0 + A0^H, B).
+    auto g = [upper](const auto& A0, const auto& B) {
+      return la::cholesky_solve(la::cholesky(tx::lgtest::herm(A0), upper), B, upper);
+    };
+    const auto A0 = tx::mul(A, T(0.5));
+    TENAX_CHECK_GRADS(g, A0, B);
+    expect_gradients_of_solve(
+        "cholesky_solve(cholesky(A), B) vs solve(A, B)", g,
+        [](const auto& A0, const auto& B) { return la::solve(tx::lgtest::herm(A0), B); }, A0, B, 247);
+    // One factor against a batch of right-hand sides, and a batch of factors.
+    const auto Bb = Tensor<T>::randn({4, 2, 3}, 243);
+    const auto X = f(F, Bb);
+    ASSERT_EQ(X.shape(), (tx::Shape{4, 2, 3}));
+    expect_close("broadcast factor == solve", values(X), values(la::solve(A, Bb)), 1e-13);
+    expect_batch_matches_loop(f, la::cholesky(hpd(3, {2}, 244), upper), Tensor<T>::randn({3, 2, 2}, 245));
+  }
+  // Errors are named after the op: a right-hand side of the wrong size, a vector (B is n x k, as in
+  // PyTorch), a non-square factor.
+  const auto L = la::cholesky(A);
+  for (const auto& [bad, want] : {std::pair{Tensor<T>::randn({3, 2}, 1), "does not match"},
+                                  std::pair{Tensor<T>::randn({4}, 2), "to be a matrix"}}) {
+    const std::string e = tx::testing::error_of([&] { la::cholesky_solve(L, bad); });
+    EXPECT_TRUE(tx::testing::has(e, "[cholesky_solve]") && tx::testing::has(e, want)) << e;
+  }
+  const std::string e = tx::testing::error_of([&] { la::cholesky_solve(Tensor<T>::randn({4, 3}, 3), B); });
+  EXPECT_TRUE(tx::testing::has(e, "[cholesky_solve]") && tx::testing::has(e, "square")) << e;
 }
 
 // One factorization against a batch of right-hand sides: LU's batch broadcasts to B's (both ways,
