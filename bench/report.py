@@ -385,7 +385,8 @@ def summarise_gpu(rows):
              "eager and trace: one call and a device synchronisation (latency); deferred: K prepared runs "
              "queued, one barrier, time per run (throughput). PyTorch and JAX: bench/ref_python/refs.py on "
              "the same GPU, a synchronisation per step (latency) and, in the deferred columns, K steps queued "
-             "and one barrier (PyTorch: torch.cuda.synchronize; JAX: block_until_ready on the last result). "
+             "and one barrier (PyTorch: torch.cuda.synchronize, though its solve, eigh and svdvals check their "
+             "info on the host inside each step; JAX: block_until_ready on the last result). "
              "Wall-clock medians; the latency rows are compared with the best latency reference, the deferred "
              "row with the best deferred reference, never across (target: <= 1 on every row).", "",
              "| row | eager | trace | deferred | PyTorch | JAX | PyTorch deferred | JAX deferred | eager/best "

@@ -3,7 +3,8 @@
 # backend for the GPU's architecture only, runs the tests labelled cuda against the CPU results,
 # (every public op's agreement with the CPU in agreement.txt), then the gpu_linalg_ad benchmark with
 # PyTorch's and JAX's latency and deferred rows, then the CUDA tests again under compute-sanitizer
-# memcheck (bounded by TENAX_MEMCHECK_TIMEOUT; a run stopped by it fails the check). Prints a summary
+# memcheck (bounded by TENAX_MEMCHECK_TIMEOUT; a run stopped by it leaves the check INCOMPLETE, exit
+# 3, unless something failed: exit 1). Prints a summary
 # line per step and leaves logs (and the benchmark's JSON) in $OUT (or build-gpu/logs).
 #
 #   scripts/gpu_check.sh                   build here, then the tests, the benchmark and memcheck
@@ -82,7 +83,7 @@ if [[ ${TENAX_SKIP_BENCH:-0} != 1 ]]; then
   # Each row's agreement with the CPU float64 result (counter vs_cpu).
   say "benchmark rows against the CPU: $(python3 -c '
 import json, sys
-rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if "vs_cpu" in b]
+rows = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("run_type") == "iteration" and "vs_cpu" in b]
 print("%d samples, largest relative difference %.2e" % (len(rows), max([b["vs_cpu"] for b in rows] or [0])))
 ' "$logs/gpu_linalg_ad.json" 2>&1 | tail -1)"
   # PyTorch and JAX on the same GPU (bench/ref_python/refs.py), where python3 imports them.
@@ -97,24 +98,25 @@ print("%d samples, largest relative difference %.2e" % (len(rows), max([b["vs_cp
 fi
 # memcheck last, bounded (TENAX_MEMCHECK_TIMEOUT seconds, default 240), so that a slow
 # instrumented run cannot take the time the tests and the benchmark need.
-memcheck="memcheck skipped (TENAX_SKIP_MEMCHECK=1)"
+memcheck="memcheck skipped (TENAX_SKIP_MEMCHECK=1)" incomplete=0
 if [[ ${TENAX_SKIP_MEMCHECK:-0} != 1 ]]; then
   sanitizer=$(command -v compute-sanitizer || echo "$(dirname "$nvcc")/compute-sanitizer")
   if [[ -x $sanitizer ]]; then
     rc=0
-    timeout "${TENAX_MEMCHECK_TIMEOUT:-240}" "$sanitizer" --tool memcheck --error-exitcode 3 "$test_bin" \
+    timeout -k 30 "${TENAX_MEMCHECK_TIMEOUT:-240}" "$sanitizer" --tool memcheck --error-exitcode 3 "$test_bin" \
       --gtest_color=no >"$logs/memcheck.log" 2>&1 || rc=$?
     checked=$(grep -c '^\[       OK \]' "$logs/memcheck.log")
     if grep -q 'Device not supported' "$logs/memcheck.log"; then
       # compute-sanitizer refuses the device on some runtimes (gVisor; see the device notes).
       say "memcheck unavailable here: compute-sanitizer says 'Device not supported'"
       memcheck="memcheck not run (device not supported)"
-    elif ((rc == 124)); then
-      # A timeout is not a pass: the tests after the last one it finished were not checked.
+    elif ((rc == 124 || rc == 137)); then
+      # A timeout is not a pass: the tests after the last one it finished were not checked. The
+      # check then ends INCOMPLETE (exit 3) unless something failed.
       say "memcheck INCOMPLETE: stopped after ${TENAX_MEMCHECK_TIMEOUT:-240} s with $checked tests checked" \
         "(partial log kept; raise TENAX_MEMCHECK_TIMEOUT)"
       memcheck="memcheck incomplete ($checked tests checked)"
-      status=1
+      incomplete=1
     elif ((rc != 0)); then
       memcheck="memcheck FAILED (exit $rc)"
       status=1
@@ -132,5 +134,12 @@ if [[ -n ${OUT:-} ]]; then
   cp "$logs/test_cuda.log" "$logs/agreement.txt" "$OUT/" 2>/dev/null
   tar -C "$logs" -czf "$OUT/gpu_check_logs.tar.gz" .
 fi
-say "gpu check: $([[ $status == 0 ]] && echo passed || echo FAILED) in $((SECONDS - start)) s; $memcheck (logs: $logs)"
+if ((status != 0)); then
+  result=FAILED
+elif ((incomplete)); then
+  result=INCOMPLETE status=3
+else
+  result=passed
+fi
+say "gpu check: $result in $((SECONDS - start)) s; $memcheck (logs: $logs)"
 exit $status
