@@ -571,12 +571,10 @@ TYPED_TEST(LinalgGradSolve, LuSolveWrtLU) {
 // batch.
 TYPED_TEST(LinalgGradSolve, CholeskySolve) {
   using T = TypeParam;
-  // Hermitian positive definite: W W^H + n I.
-  auto hpd = [](std::int64_t n, const tx::Shape& batch, std::uint64_t seed) {
-    const auto W = Tensor<T>::randn(tx::lgtest::mshape(n, n, batch), seed);
-    return tx::add(tx::matmul(W, W.mH()), tx::mul(tx::lgtest::eye_batch<T>(n, batch), T(static_cast<double>(n))));
-  };
-  const auto A = hpd(4, {}, 241);
+  using tx::lgtest::herm;
+  // Hermitian positive definite A = A0 + A0^H (the wrapper the cholesky tests use).
+  const auto A0 = tx::lgtest::spd_input<T>(4, {}, 241);
+  const auto A = herm(A0);
   const auto B = Tensor<T>::randn({4, 3}, 242);
   for (bool upper : {false, true}) {
     SCOPED_TRACE(upper ? "upper" : "lower");
@@ -587,19 +585,19 @@ TYPED_TEST(LinalgGradSolve, CholeskySolve) {
     // Through cholesky, on the Hermitian wrapper A0 + A0^H (cholesky's rule wants Hermitian
     // directions, as in test_linalg_grad_factor): the derivatives of solve(A0 + A0^H, B).
     auto g = [upper](const auto& A0, const auto& B) {
-      return la::cholesky_solve(la::cholesky(tx::lgtest::herm(A0), upper), B, upper);
+      return la::cholesky_solve(la::cholesky(herm(A0), upper), B, upper);
     };
-    const auto A0 = tx::mul(A, T(0.5));
     TENAX_CHECK_GRADS(g, A0, B);
     expect_gradients_of_solve(
         "cholesky_solve(cholesky(A), B) vs solve(A, B)", g,
-        [](const auto& A0, const auto& B) { return la::solve(tx::lgtest::herm(A0), B); }, A0, B, 247);
+        [](const auto& A0, const auto& B) { return la::solve(herm(A0), B); }, A0, B, 247);
     // One factor against a batch of right-hand sides, and a batch of factors.
     const auto Bb = Tensor<T>::randn({4, 2, 3}, 243);
     const auto X = f(F, Bb);
     ASSERT_EQ(X.shape(), (tx::Shape{4, 2, 3}));
     expect_close("broadcast factor == solve", values(X), values(la::solve(A, Bb)), 1e-13);
-    expect_batch_matches_loop(f, la::cholesky(hpd(3, {2}, 244), upper), Tensor<T>::randn({3, 2, 2}, 245));
+    expect_batch_matches_loop(f, la::cholesky(herm(tx::lgtest::spd_input<T>(3, {2}, 244)), upper),
+                              Tensor<T>::randn({3, 2, 2}, 245));
   }
   // Errors are named after the op: a right-hand side of the wrong size, a vector (B is n x k, as in
   // PyTorch), a non-square factor.
