@@ -86,14 +86,7 @@ void reduce(int dev, Combine combine, T init, const ReduceLoop& l) {
 }
 
 #define TENAX_REDUCE(T, C) template void reduce<T, C>(int, C, T, const ReduceLoop&);
-#define TENAX_REDUCE_FLOATING(C) \
-  TENAX_REDUCE(float, C)         \
-  TENAX_REDUCE(double, C) TENAX_REDUCE(std::complex<float>, C) TENAX_REDUCE(std::complex<double>, C)
-TENAX_REDUCE_FLOATING(fn::Add)
-TENAX_REDUCE_FLOATING(fn::Mul)
-TENAX_REDUCE(float, fn::FoldMax)
-TENAX_REDUCE(double, fn::FoldMax)
-TENAX_REDUCE(float, fn::FoldMin)
-TENAX_REDUCE(double, fn::FoldMin)
+#include "reduce.inc"
+#undef TENAX_REDUCE
 
 }  // namespace tenax::detail::cuda

@@ -1,41 +1,34 @@
-// The device registry: which allocator and copy routine serve each device kind. The CPU is always
-// present; other backends register themselves when they are linked in.
-#include <array>
+// The device registry: which allocator, copy routine and backend serve each device kind. The CPU
+// is always present; the backends linked into the build add their entries when the registry is
+// first used (add_linked_backends).
 #include <cstring>
 
-#include "tenax/backend/cuda.hpp"
-#include "tenax/backend/device_copy.hpp"
-#include "tenax/core/allocator.hpp"
+#include "registry.hpp"
 #include "tenax/core/deferred_checks.hpp"
+#include "tenax/core/device_fill.hpp"
 #include "tenax/core/error.hpp"
 
 namespace tenax::detail {
 namespace {
 
-struct Registry {
-  std::array<CopyFn, 2> copy{};
-  std::array<Allocator& (*)(int), 2> alloc{};
-};
-Registry& registry() {
-  static Registry r = [] {
-    Registry x;
-#if defined(TENAX_HAS_CUDA)
-    x.copy[static_cast<int>(Device::Kind::CUDA)] = &cuda::copy_bytes;
-    x.alloc[static_cast<int>(Device::Kind::CUDA)] = &cuda::allocator;
-#endif
-    return x;
+DeviceTable& registry() {
+  static DeviceTable r = [] {
+    DeviceTable t;
+    t[kind_index(Device::cpu())].backend = &cpu_backend();
+    add_linked_backends(t);
+    return t;
   }();
   return r;
 }
 
 }  // namespace
 
-void register_device_copy(Device::Kind kind, CopyFn fn) { registry().copy[static_cast<int>(kind)] = fn; }
-void register_allocator(Device::Kind kind, Allocator& (*fn)(int)) { registry().alloc[static_cast<int>(kind)] = fn; }
+void register_device_copy(Device::Kind kind, CopyFn fn) { registry()[static_cast<int>(kind)].copy = fn; }
+void register_allocator(Device::Kind kind, Allocator& (*fn)(int)) { registry()[static_cast<int>(kind)].alloc = fn; }
 
 Allocator& allocator_for(Device d) {
   if (d.is_cpu()) return cpu_allocator();
-  auto fn = registry().alloc[static_cast<int>(d.kind)];
+  auto fn = registry()[kind_index(d)].alloc;
   TENAX_CHECK(fn != nullptr, "device", "no backend for device ", d.str(), " is built into this tenax");
   return fn(d.index);
 }
@@ -47,19 +40,28 @@ void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, std:
     return;
   }
   const Device other = dst_dev.is_cpu() ? src_dev : dst_dev;
-  auto fn = registry().copy[static_cast<int>(other.kind)];
+  auto fn = registry()[kind_index(other)].copy;
   TENAX_CHECK(fn != nullptr, "to", "no backend for device ", other.str(), " is built into this tenax");
   fn(dst, dst_dev, src, src_dev, bytes);
   // Results of the device are being read: its pending failure checks run now.
   if (dst_dev.is_cpu()) run_deferred_checks(src_dev);
 }
 
-}  // namespace tenax::detail
+bool has_backend(Device d) { return registry()[kind_index(d)].backend != nullptr; }
 
-#if !defined(TENAX_HAS_CUDA)
-// Without the backend no CUDA device is ever visible.
-namespace tenax::cuda {
-int device_count() { return 0; }
-void synchronize(int) {}
-}  // namespace tenax::cuda
-#endif
+const Backend& backend_for(std::string_view op, Device d) {
+  const Backend* b = registry()[kind_index(d)].backend;
+  if (b == nullptr) [[unlikely]]
+    fail(op, "no kernel for device ", d.str());
+  return *b;
+}
+
+void fail_no_linalg(std::string_view op, Device d, const char* dtype) {
+  fail(op, "no ", dtype, " kernel for device ", d.str());
+}
+
+void fill_bytes(std::string_view op, Device d, void* p, std::int64_t n, const void* value, std::size_t bytes) {
+  if (n > 0) backend_for(op, d).kernels->fill(d.index, p, n, value, bytes);
+}
+
+}  // namespace tenax::detail

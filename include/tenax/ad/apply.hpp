@@ -109,6 +109,16 @@ struct VjpCtx {
   const auto& gy2() const { return gy<2>(); }
 };
 
+// A copy of x's body (the same view of the same storage) that keeps x's place on the tape
+// (requires_grad, grad_fn, output_nr) and holds no tangent.
+inline ImplPtr tape_copy(const TensorImpl& x) {
+  ImplPtr p = shallow_copy(x);
+  p->requires_grad = x.requires_grad;
+  p->grad_fn = x.grad_fn;
+  p->output_nr = x.output_nr;
+  return p;
+}
+
 // Copies of the tensors of a tuple that keep their place on the tape but hold no tangent
 // (undefined ones stay undefined). A JVP rule reads the outputs through these, so that a tangent's
 // graph never holds the tensor carrying that tangent (a reference cycle).
@@ -120,11 +130,7 @@ Tup without_tangents(const Tup& t) {
         [&] {
           const auto& x = std::get<I>(t);
           if (!x.defined()) return;
-          ImplPtr p = shallow_copy(*x.impl());
-          p->requires_grad = x.impl()->requires_grad;
-          p->grad_fn = x.impl()->grad_fn;
-          p->output_nr = x.impl()->output_nr;
-          std::get<I>(r) = std::tuple_element_t<I, Tup>(std::move(p));
+          std::get<I>(r) = std::tuple_element_t<I, Tup>(tape_copy(*x.impl()));
         }(),
         ...);
   }

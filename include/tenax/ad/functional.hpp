@@ -208,10 +208,7 @@ auto jvp(F&& f, const Tensor<T>& x, const Tensor<T>& dx) {
               "tangent of shape ", detail::shape_or_undefined(dx), " on ", dx.defined() ? dx.device().str() : "?",
               " for a primal of shape ", detail::shape_or_undefined(x), " on ", x.defined() ? x.device().str() : "?");
   if (x.impl()->tangent || detail::forward_depth() > 0) return detail::nested_jvp(f, x, dx);
-  detail::ImplPtr p = detail::shallow_copy(*x.impl());
-  p->requires_grad = x.impl()->requires_grad;
-  p->grad_fn = x.impl()->grad_fn;
-  p->output_nr = x.impl()->output_nr;
+  detail::ImplPtr p = detail::tape_copy(*x.impl());
   p->tangent = dx.impl();
   auto y = [&] {
     detail::ForwardScope fscope;
@@ -220,11 +217,7 @@ auto jvp(F&& f, const Tensor<T>& x, const Tensor<T>& dx) {
   using Y = decltype(y);
   TENAX_CHECK(y.defined(), "jvp", "the function returned an undefined tensor");
   Y dy = y.tangent().defined() ? y.tangent() : Y::zeros(y.shape(), y.device());
-  detail::ImplPtr q = detail::shallow_copy(*y.impl());
-  q->requires_grad = y.impl()->requires_grad;
-  q->grad_fn = y.impl()->grad_fn;
-  q->output_nr = y.impl()->output_nr;
-  return std::pair{Y(std::move(q)), dy};
+  return std::pair{Y(detail::tape_copy(*y.impl())), dy};
 }
 
 // Hessian-vector product H v of a real scalar f at x (forward over reverse).

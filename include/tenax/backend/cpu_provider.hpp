@@ -8,14 +8,15 @@
 #include <cstdint>
 #include <string>
 
+#include "tenax/backend/flags.hpp"
 #include "tenax/core/dtype.hpp"
 
 namespace tenax::cpu {
 
-enum class Trans : char { N = 'N', T = 'T', C = 'C' };
-enum class Side : char { Left = 'L', Right = 'R' };
-enum class Uplo : char { Lower = 'L', Upper = 'U' };
-enum class Diag : char { NonUnit = 'N', Unit = 'U' };
+using blas::Diag;
+using blas::Side;
+using blas::Trans;
+using blas::Uplo;
 
 // Every provider routine tenax calls; counted per call.
 enum class Routine : int { gemm, trsm, trmm, getrf, getrs, potrf, geqrf, orgqr, syevd, gesdd, kCount };

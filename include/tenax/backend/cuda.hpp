@@ -1,6 +1,6 @@
 #pragma once
 // The CUDA backend as the host code sees it: plain C++ declarations, no CUDA headers. The
-// definitions live in cuda/ (built when TENAX_HAS_CUDA is defined); the templates are explicitly
+// definitions live in cuda/ (built with the CUDA backend); the templates are explicitly
 // instantiated there for every functor and dtype the ops use.
 //
 // Every launch goes to one stream per device (cuda::stream_of), so work is ordered without

@@ -20,4 +20,9 @@ struct Device {
   std::string str() const { return is_cpu() ? "cpu" : "cuda:" + std::to_string(index); }
 };
 
+// The number of device kinds: the size of the per-kind tables of the device registry and of the
+// kernel slots (kernels/map.hpp, kernels/reduce.hpp).
+inline constexpr int kDeviceKinds = 2;
+constexpr int kind_index(Device d) { return static_cast<int>(d.kind); }
+
 }  // namespace tenax

@@ -10,13 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "tenax/core/device_fill.hpp"
 #include "tenax/core/dtype.hpp"
 #include "tenax/core/error.hpp"
 #include "tenax/core/shape.hpp"
 #include "tenax/core/tensor_impl.hpp"
-#if defined(TENAX_HAS_CUDA)
-#include "tenax/backend/cuda.hpp"
-#endif
 
 namespace tenax {
 
@@ -263,17 +261,9 @@ class Tensor {
     return Tensor(detail::make_impl(kDType, shape, dev));
   }
   static Tensor full_for(const Shape& shape, T value, Device dev, std::string_view op) {
-#if defined(TENAX_HAS_CUDA)
-    if (dev.is_cuda()) {  // filled by a kernel on the device's stream
-      Tensor d = empty_for(shape, dev, op);
-      if (d.numel() > 0) detail::cuda::fill<T>(dev.index, value, d.mutable_data(), d.numel());
-      return d;
-    }
-#endif
-    Tensor t = empty_for(shape, Device::cpu(), op);
-    T* p = t.mutable_data();
-    for (std::int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = value;
-    return dev.is_cpu() ? t : t.to(dev);
+    Tensor t = empty_for(shape, dev, op);
+    detail::fill_bytes(op, dev, t.impl_->data(), t.numel(), &value, sizeof(T));
+    return t;
   }
 
   detail::ImplPtr impl_;

@@ -10,14 +10,13 @@
 #include <string_view>
 #include <tuple>
 
+#include "tenax/backend/backend.hpp"
+#include "tenax/core/shared_state.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/capture.hpp"
 #include "tenax/kernels/donation.hpp"
 #include "tenax/kernels/parallel_loop.hpp"
 #include "tenax/ops/functors.hpp"
-#if defined(TENAX_HAS_CUDA)
-#include "tenax/backend/cuda.hpp"
-#endif
 
 namespace tenax::detail {
 
@@ -76,44 +75,10 @@ Shape broadcast_all(std::string_view op, const Tensor<In>&... in) {
   return s;
 }
 
-#if defined(TENAX_HAS_CUDA)
-// The merged loop nest of a device launch (the same merging as the CPU loops).
-template <std::size_t N>
-cuda::Loop<N> device_loop(const Shape& shape, const std::array<Strides, N>& st, const std::array<char*, N>& p) {
-  const cpu::LoopNest<N> nest = cpu::merge_loops<N>(shape, st);
-  cuda::Loop<N> l;
-  l.numel = nest.empty ? 0 : nest.numel();
-  l.rank = nest.shape.size();
-  for (int d = 0; d < l.rank; ++d)
-    for (std::size_t k = 0; k < N; ++k) l.strides[k][d] = nest.strides[k][d];
-  for (int d = 0; d < l.rank; ++d) l.shape[d] = nest.shape[d];
-  for (std::size_t k = 0; k < N; ++k) l.ptr[k] = p[k];
-  return l;
-}
-#endif
-
-// Throws unless some backend has kernels for `dev`.
+// Throws unless a backend for `dev` is built in.
 inline void check_kernel_device(std::string_view op, Device dev) {
-#if defined(TENAX_HAS_CUDA)
-  if (dev.is_cuda()) return;
-#endif
-  TENAX_CHECK(dev.is_cpu(), op, "no kernel for device ", dev.str());
-}
-
-// Runs out = f(in...) over a loop nest on the device `dev` when it is not the CPU: the CUDA
-// backend's instantiation of the same functor. Returns false for the CPU.
-template <class Out, class F, class... In, std::size_t N>
-bool map_on_device(std::string_view op, Device dev, [[maybe_unused]] F f, [[maybe_unused]] const Shape& shape,
-                   [[maybe_unused]] const std::array<Strides, N>& st, [[maybe_unused]] const std::array<char*, N>& p) {
-  if (dev.is_cpu()) return false;
-#if defined(TENAX_HAS_CUDA)
-  if (dev.is_cuda()) {
-    cuda::Loop<N> l = device_loop<N>(shape, st, p);
-    if (l.numel > 0) cuda::map<Out, F, In...>(dev.index, f, l);
-    return true;
-  }
-#endif
-  fail(op, "no kernel for device ", dev.str());
+  if (!has_backend(dev)) [[unlikely]]
+    fail(op, "no kernel for device ", dev.str());
 }
 
 // The CPU kernel of a map over a merged loop nest (operand 0 the output): what detail::map runs,
@@ -142,19 +107,52 @@ void run_map_cpu(F f, const cpu::LoopNest<N>& nest, std::array<char*, N> p) {
       });
 }
 
-template <class>
-using BodyOf = const TensorImpl*;
+// One elementwise launch: operand 0 is the output; extents, byte strides and first elements of
+// the operands, and their bodies (for a prepared program's capture).
+template <std::size_t N>
+struct MapLaunch {
+  int device;
+  const Shape& shape;
+  const std::array<Strides, N>& strides;
+  const std::array<char*, N>& ptr;
+  const std::array<const TensorImpl*, N>& body;
+};
 
-// Records the CPU kernel of this call for a prepared program's first run (kernels/capture.hpp).
+// A device kind's kernel of out = f(in...), or null where it has none.
+template <class Out, class F, class... In>
+using MapFn = void (*)(const F& f, const MapLaunch<sizeof...(In) + 1>& l);
+
+// The CPU's map kernel: the merged loop nest, recorded for a prepared program's first run, then run.
+template <class Out, class F, class... In>
+void cpu_map(const F& f, const MapLaunch<sizeof...(In) + 1>& l) {
+  constexpr std::size_t N = sizeof...(In) + 1;
+  const cpu::LoopNest<N> nest = cpu::merge_loops<N>(l.shape, l.strides);
+  if (KernelCapture* c = kernel_capture()) [[unlikely]]
+    c->record_n(
+        [f, nest](char* const* ptrs) {
+          std::array<char*, N> p;
+          for (std::size_t k = 0; k < N; ++k) p[k] = ptrs[k];
+          run_map_cpu<Out, F, In...>(f, nest, p);
+        },
+        l.body.data(), 1, l.body.data() + 1, static_cast<int>(N - 1));
+  run_map_cpu<Out, F, In...>(f, nest, l.ptr);
+}
+
+// The kernel slot of one functor and dtype signature: one entry per device kind. The CPU's is
+// constant; a device backend fills its own entry when the registry first starts (the CUDA backend's
+// cuda/src/backend.cpp). Default visibility, so a program and a shared tenax see one slot.
+template <class Out, class F, class... In>
+struct TENAX_SHARED_STATE MapKernel {
+  static inline MapFn<Out, F, In...> on[kDeviceKinds] = {&cpu_map<Out, F, In...>};
+};
+
+// Runs out = f(in...) on the operands' device.
 template <class Out, class F, class... In, std::size_t N = sizeof...(In) + 1>
-void capture_map(KernelCapture& c, F f, const cpu::LoopNest<N>& nest, const TensorImpl* out, BodyOf<In>... in) {
-  c.record(
-      [f, nest](char* const* ptrs) {
-        std::array<char*, N> p;
-        for (std::size_t k = 0; k < N; ++k) p[k] = ptrs[k];
-        run_map_cpu<Out, F, In...>(f, nest, p);
-      },
-      out, in...);
+void launch_map(std::string_view op, Device dev, const F& f, const MapLaunch<N>& l) {
+  const MapFn<Out, F, In...> fn = MapKernel<Out, F, In...>::on[kind_index(dev)];
+  if (fn == nullptr) [[unlikely]]
+    fail(op, "no kernel for device ", dev.str(), " (", dtype_traits<Out>::name, " output)");
+  fn(f, l);
 }
 
 // Elementwise map into a fresh tensor of the broadcast shape.
@@ -162,20 +160,16 @@ template <class Out, class F, class... In>
 Tensor<Out> map(std::string_view op, F f, const Tensor<In>&... in) {
   const Device dev = common_device(op, in...);
   const Shape shape = broadcast_all(op, in...);
-  check_kernel_device(op, dev);
   // In a prepared run, the buffer of an input that dies here (kernels/donation.hpp).
   detail::ImplPtr given;
   if (donated_body() != nullptr) [[unlikely]]
     given = take_donation(dtype_of<Out>, shape, dev, {in.impl().get()...});
   Tensor<Out> out = given ? Tensor<Out>(std::move(given)) : Tensor<Out>::empty(shape, dev);
   constexpr std::size_t N = sizeof...(In) + 1;
-  std::array<Strides, N> st{byte_strides(*out.impl()), broadcast_byte_strides(*in.impl(), shape)...};
-  std::array<char*, N> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
-  if (map_on_device<Out, F, In...>(op, dev, f, shape, st, p)) return out;
-  const cpu::LoopNest<N> nest = cpu::merge_loops<N>(shape, st);
-  if (KernelCapture* c = kernel_capture()) [[unlikely]]
-    capture_map<Out, F, In...>(*c, f, nest, out.impl().get(), in.impl().get()...);
-  run_map_cpu<Out, F, In...>(f, nest, p);
+  const std::array<Strides, N> st{byte_strides(*out.impl()), broadcast_byte_strides(*in.impl(), shape)...};
+  const std::array<char*, N> p{static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
+  const std::array<const TensorImpl*, N> b{out.impl().get(), in.impl().get()...};
+  launch_map<Out, F, In...>(op, dev, f, MapLaunch<N>{dev.index, shape, st, p, b});
   return out;
 }
 
@@ -222,14 +216,11 @@ void copy_into(const Tensor<D>& dst, const Tensor<S>& src) {
   TENAX_CHECK(dst.shape() == src.shape(), "copy", "shape ", src.shape(), " into ", dst.shape());
   TENAX_CHECK(dst.device() == src.device(), "copy", "from ", src.device().str(), " into ", dst.device().str(),
               " (use to_device)");
-  check_kernel_device("copy", dst.device());
-  std::array<Strides, 2> st{byte_strides(*dst.impl()), byte_strides(*src.impl())};
-  std::array<char*, 2> p{static_cast<char*>(dst.impl()->data()), static_cast<char*>(src.impl()->data())};
-  if (map_on_device<D, fn::Convert<D>, S>("copy", dst.device(), fn::Convert<D>{}, dst.shape(), st, p)) return;
-  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(dst.shape(), st);
-  if (KernelCapture* c = kernel_capture()) [[unlikely]]
-    capture_map<D, fn::Convert<D>, S>(*c, fn::Convert<D>{}, nest, dst.impl().get(), src.impl().get());
-  run_map_cpu<D, fn::Convert<D>, S>(fn::Convert<D>{}, nest, p);
+  const std::array<Strides, 2> st{byte_strides(*dst.impl()), byte_strides(*src.impl())};
+  const std::array<char*, 2> p{static_cast<char*>(dst.impl()->data()), static_cast<char*>(src.impl()->data())};
+  const std::array<const TensorImpl*, 2> b{dst.impl().get(), src.impl().get()};
+  launch_map<D, fn::Convert<D>, S>("copy", dst.device(), fn::Convert<D>{},
+                                   MapLaunch<2>{dst.device().index, dst.shape(), st, p, b});
 }
 
 }  // namespace tenax::detail

@@ -83,40 +83,6 @@ struct ReduceInner {
   }
 };
 
-// out[j] = combine(out[j], x[i]) over the masked dimensions, starting from init; returns the
-// keepdim-shaped result. For blocked reductions combine(Out, Out) must fold two partials.
-#if defined(TENAX_HAS_CUDA)
-// The reduction on a CUDA device: each output folds its inputs from init (kernels in cuda/src/reduce.cu).
-template <class T, class Combine>
-Tensor<T> reduce_on_cuda(const Tensor<T>& x, const Shape& kshape, AxisMask mask, T init, Combine combine) {
-  Tensor<T> out = Tensor<T>::empty(kshape, x.device());
-  if (out.numel() == 0) return out;
-  cuda::ReduceLoop l;
-  const std::int64_t es = sizeof(T);
-  const Strides os = out.strides();
-  l.outputs = out.numel();
-  l.inner = 1;
-  for (int d = 0; d < x.dim(); ++d) {
-    const std::int64_t e = x.shape()[d];
-    if (e == 1) continue;
-    if (mask[d]) {
-      l.red_shape[l.red_rank] = e;
-      l.red_in[l.red_rank++] = x.strides()[d] * es;
-      l.inner *= e;
-    } else {
-      l.kept_shape[l.kept_rank] = e;
-      l.kept_out[l.kept_rank] = os[d] * es;
-      l.kept_in[l.kept_rank++] = x.strides()[d] * es;
-    }
-  }
-  if (x.numel() == 0) l.inner = 0;
-  l.out = static_cast<char*>(out.impl()->data());
-  l.in = static_cast<const char*>(x.impl()->data());
-  cuda::reduce<T, Combine>(x.device().index, combine, init, l);
-  return out;
-}
-#endif
-
 // The CPU kernel of a reduction over a merged nest (operand 0 the contiguous output of `outputs`
 // entries, with stride 0 along the reduced dimensions): sets the outputs to init and folds. What
 // detail::reduce runs, and what a prepared program's step runs later from the captured nest.
@@ -158,28 +124,52 @@ void run_reduce_cpu(Combine combine, Out init, const cpu::LoopNest<2>& nest, std
   }
 }
 
+// One reduction launch: the output (keepdim-shaped, contiguous), the input, and the reduced dimensions.
+template <class Out, class In>
+struct ReduceLaunch {
+  const Tensor<Out>& out;
+  const Tensor<In>& x;
+  AxisMask mask;
+};
+
+// A device kind's reduction kernel, or null where it has none.
 template <class Out, class In, class Combine>
-Tensor<Out> reduce(std::string_view op, const Tensor<In>& x, AxisMask mask, Out init, Combine combine) {
-  const Shape kshape = reduced_shape(x.shape(), mask, true);
-#if defined(TENAX_HAS_CUDA)
-  if constexpr (std::is_same_v<In, Out>)
-    if (x.device().is_cuda()) return reduce_on_cuda<Out>(x, kshape, mask, init, combine);
-#endif
-  TENAX_CHECK(x.device().is_cpu(), op, "no kernel for device ", x.device().str());
-  Tensor<Out> out = Tensor<Out>::empty(kshape, x.device());
-  Strides os = byte_strides(*out.impl());
-  for (int d = 0; d < x.dim(); ++d)
-    if (mask[d]) os[d] = 0;
-  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(x.shape(), {os, byte_strides(*x.impl())});
-  const std::int64_t outputs = out.numel();
+using ReduceFn = void (*)(Combine combine, Out init, const ReduceLaunch<Out, In>& l);
+
+// The CPU's reduction kernel: the merged nest, recorded for a prepared program's first run, then run.
+template <class Out, class In, class Combine>
+void cpu_reduce(Combine combine, Out init, const ReduceLaunch<Out, In>& l) {
+  Strides os = byte_strides(*l.out.impl());
+  for (int d = 0; d < l.x.dim(); ++d)
+    if (l.mask[d]) os[d] = 0;
+  const cpu::LoopNest<2> nest = cpu::merge_loops<2>(l.x.shape(), {os, byte_strides(*l.x.impl())});
+  const std::int64_t outputs = l.out.numel();
   if (KernelCapture* c = kernel_capture()) [[unlikely]]
     c->record(
         [combine, init, nest, outputs](char* const* ptrs) {
           run_reduce_cpu<Out, In, Combine>(combine, init, nest, outputs, {ptrs[0], ptrs[1]});
         },
-        out.impl().get(), x.impl().get());
+        l.out.impl().get(), l.x.impl().get());
   run_reduce_cpu<Out, In, Combine>(combine, init, nest, outputs,
-                                   {static_cast<char*>(out.impl()->data()), static_cast<char*>(x.impl()->data())});
+                                   {static_cast<char*>(l.out.impl()->data()), static_cast<char*>(l.x.impl()->data())});
+}
+
+// The kernel slot of one combine and dtype pair, one entry per device kind (as MapKernel).
+template <class Out, class In, class Combine>
+struct TENAX_SHARED_STATE ReduceKernel {
+  static inline ReduceFn<Out, In, Combine> on[kDeviceKinds] = {&cpu_reduce<Out, In, Combine>};
+};
+
+// out[j] = combine(out[j], x[i]) over the masked dimensions, starting from init; returns the
+// keepdim-shaped result. For blocked reductions combine(Out, Out) must fold two partials.
+template <class Out, class In, class Combine>
+Tensor<Out> reduce(std::string_view op, const Tensor<In>& x, AxisMask mask, Out init, Combine combine) {
+  const Device dev = x.device();
+  const ReduceFn<Out, In, Combine> fn = ReduceKernel<Out, In, Combine>::on[kind_index(dev)];
+  if (fn == nullptr) [[unlikely]]
+    fail(op, "no kernel for device ", dev.str(), " (", dtype_traits<In>::name, " input)");
+  Tensor<Out> out = Tensor<Out>::empty(reduced_shape(x.shape(), mask, true), dev);
+  fn(combine, init, ReduceLaunch<Out, In>{out, x, mask});
   return out;
 }
 

@@ -149,4 +149,18 @@ Tensor<T> clone(const Tensor<T>& x);
 template <Floating T>
 Tensor<T> matmul(const Tensor<T>& a, const Tensor<T>& b);
 
+namespace detail {
+// a + b where an undefined tensor is a symbolic zero (rules' tangents and cotangents): the other
+// operand when one is undefined, undefined when both are.
+template <class T>
+Tensor<T> accumulate(const Tensor<T>& a, const Tensor<T>& b) {
+  return !a.defined() ? b : !b.defined() ? a : add(a, b);
+}
+// a - b with the same convention.
+template <class T>
+Tensor<T> subtract(const Tensor<T>& a, const Tensor<T>& b) {
+  return !b.defined() ? a : !a.defined() ? neg(b) : sub(a, b);
+}
+}  // namespace detail
+
 }  // namespace tenax

@@ -129,8 +129,23 @@ class Program {
   void run_forward(bool anomaly, bool in_place);
   void run_capture();
   void run_prepared();
-  struct Seen;  // what the first run saw at one step (program.cpp)
+  struct Seen;    // what the first run saw at one step (program.cpp)
+  struct Groups;  // the values grouped by the storage they share (program.cpp)
   void prepare(const std::vector<Seen>& seen);
+  // prepare's steps (program.cpp)
+  static void record_layout(Out& o, std::int32_t v, const detail::TensorImpl& y);
+  void classify_step(std::size_t k, const Seen& at);
+  bool make_kernel_step(std::size_t k, const Seen& at);
+  bool kernel_outs(std::size_t k, const Seen& at, std::vector<Out>& outs) const;
+  bool bind_operands(std::size_t k, const Seen& at);
+  void make_view_step(std::size_t k, const Seen& at);
+  Groups group_values() const;
+  void pin_groups(Groups& groups) const;
+  std::vector<std::int64_t> assign_slots(const Groups& groups, const std::vector<Seen>& seen);
+  std::int32_t take_operand_slot(std::size_t k, const Out& o, const Groups& groups, std::vector<std::int32_t>& slot_of);
+  void offer_operand_body(std::size_t k, const Out& o, const Seen& at);
+  void make_slot_storage(const std::vector<std::int64_t>& capacity);
+  void make_fixed_bodies();
   bool inputs_match_plan() const;
   bool storage_distinct() const;
   Graph g_;

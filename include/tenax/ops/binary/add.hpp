@@ -27,7 +27,7 @@ struct Add {
     (void)b;
     Tensor<T> r;
     if (da.defined()) r = da;
-    if (db.defined()) r = r.defined() ? add(r, db) : db;
+    r = detail::accumulate(r, db);
     return broadcast_to(r, c.y0().shape());
   }
   template <class C>

@@ -28,7 +28,7 @@ struct Maximum {
     if (c.dx0().defined()) r = mul(w, c.dx0());
     if (c.dx1().defined()) {
       auto t = mul(rsub(w, T(1)), c.dx1());
-      r = r.defined() ? add(r, t) : t;
+      r = detail::accumulate(r, t);
     }
     return broadcast_to(r, c.y0().shape());
   }

@@ -27,7 +27,7 @@ struct Mul {
     (void)b;
     Tensor<T> r;
     if (da.defined()) r = mul(da, b);
-    if (db.defined()) r = r.defined() ? add(r, mul(a, db)) : mul(a, db);
+    if (db.defined()) r = detail::accumulate(r, mul(a, db));
     return broadcast_to(r, c.y0().shape());
   }
   template <class C>

@@ -96,7 +96,7 @@ template <Floating T>
 Tensor<T> cholesky(const Tensor<T>& A, bool upper = false) {
   auto [L, info] = detail_cholesky::run(A, upper);
   tenax::detail::raise_info("cholesky", info, A.shape(), dtype_traits<T>::name, [](std::int32_t k) {
-    if (k == tenax::detail::kNonFiniteInfo) return std::string("the input contains inf or NaN");
+    if (k == tenax::detail::kNonFiniteInfo) return std::string(tenax::detail::kNonFiniteMessage);
     return "the matrix is not positive definite: the leading minor of order " + std::to_string(k) + " is not positive";
   });
   return L;

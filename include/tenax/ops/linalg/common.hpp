@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tenax/ad/mode.hpp"
@@ -31,6 +32,18 @@ class LinAlgError : public Error {
 }  // namespace tenax::linalg
 
 namespace tenax::detail {
+
+// The shape of a batch of vectors (n x batch) or of matrices (m x n x batch).
+inline Shape with_batch(std::int64_t n, const Shape& batch) {
+  Shape s{n};
+  for (auto d : batch) s.push_back(d);
+  return s;
+}
+inline Shape with_batch(std::int64_t m, std::int64_t n, const Shape& batch) {
+  Shape s{m, n};
+  for (auto d : batch) s.push_back(d);
+  return s;
+}
 
 inline Shape mat_batch_shape(const Shape& s) {
   Shape b;
@@ -170,6 +183,8 @@ inline std::string batch_index(const Shape& shape, std::int64_t b) {
 
 // Info code tenax uses for a non-finite input (checked before LAPACK runs).
 inline constexpr std::int32_t kNonFiniteInfo = -1;
+// What a LinAlgError says of a matrix with inf or NaN entries (info kNonFiniteInfo).
+inline constexpr const char* kNonFiniteMessage = "the input contains inf or NaN";
 
 // A matrix whose getrf did not run (inf or NaN input): its factors are NaN (so every solve and
 // derivative through them is NaN, not partly finite) and its k pivots make no interchange
@@ -254,6 +269,15 @@ Tensor<T> nan_where_failed(const Tensor<T>& x, const Tensor<std::int32_t>& info)
   return fill_where_failed(x, info, T(std::numeric_limits<real_t<T>>::quiet_NaN()));
 }
 
+// Raises op's LinAlgError for matrix b (of an input of this shape) holding inf or NaN.
+[[noreturn]] inline void raise_nonfinite(std::string_view op, const Shape& shape, std::int64_t b, const char* dtype,
+                                         Device dev) {
+  std::ostringstream o;
+  o << '[' << op << "] " << kNonFiniteMessage << batch_index(shape, b) << " (input shape " << shape << ", " << dtype
+    << " on " << dev.str() << ")";
+  throw linalg::LinAlgError(o.str());
+}
+
 // Raises op's LinAlgError "the input contains inf or NaN" for the first matrix of x (m x n x batch)
 // holding one: at once on the CPU; on a device when its results are next read
 // (core/deferred_checks.hpp), so nothing waits for the device here. Returns the codes (batch-shaped:
@@ -266,10 +290,7 @@ Tensor<std::int32_t> check_finite_input(const char* op, const Tensor<T>& x) {
   auto check = [op = std::string(op), shape = x.shape(), dev = x.device()](const std::int32_t* codes, std::int64_t n) {
     for (std::int64_t b = 0; b < n; ++b)
       if (codes[b] != 0) {
-        std::ostringstream o;
-        o << '[' << op << "] the input contains inf or NaN" << batch_index(shape, b) << " (input shape " << shape
-          << ", " << dtype_traits<T>::name << " on " << dev.str() << ")";
-        throw linalg::LinAlgError(o.str());
+        raise_nonfinite(op, shape, b, dtype_traits<T>::name, dev);
       }
   };
   if (x.device().is_cpu())
@@ -282,9 +303,7 @@ Tensor<std::int32_t> check_finite_input(const char* op, const Tensor<T>& x) {
 // Identity matrices n x n broadcast over a batch shape.
 template <class T>
 Tensor<T> batch_eye(std::int64_t n, const Shape& batch, Device dev) {
-  Shape s{n, n};
-  for (auto d : batch) s.push_back(d);
-  return expand(Tensor<T>::eye(n, n, dev), s);
+  return expand(Tensor<T>::eye(n, n, dev), with_batch(n, n, batch));
 }
 
 }  // namespace tenax::detail
@@ -325,18 +344,10 @@ Tensor<T> unit_row_stride(const Tensor<T>& x) {
   return has_unit_row_stride(x) ? x : work_copy(x);
 }
 
-inline Shape with_batch(std::int64_t m, std::int64_t n, const Shape& batch) {
-  Shape s{m, n};
-  for (auto d : batch) s.push_back(d);
-  return s;
-}
-
 // A vector batch v (n x batch) as a row batch (1 x n x batch), to scale matrix columns.
 template <class T>
 Tensor<T> as_row(const Tensor<T>& v) {
-  Shape s{1};
-  for (auto d : v.shape()) s.push_back(d);
-  return reshape(v, s);
+  return reshape(v, with_batch(1, v.shape()));
 }
 
 }  // namespace tenax::detail

@@ -255,8 +255,7 @@ struct Det {
     const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
     const Shape batch = detail::mat_batch_shape(A.shape());
     Tensor<T> LU = Tensor<T>::empty(A.shape());
-    Shape ps{n};
-    for (auto d : batch) ps.push_back(d);
+    const Shape ps = detail::with_batch(n, batch);
     Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<T> d = Tensor<T>::empty(batch);
     auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {

@@ -38,8 +38,7 @@ struct Eigh {
     using R = real_t<T>;
     const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
     const Shape batch = detail::mat_batch_shape(A.shape());
-    Shape ws{n};
-    for (auto d : batch) ws.push_back(d);
+    const Shape ws = detail::with_batch(n, batch);
     Tensor<R> w = Tensor<R>::empty(ws);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     Tensor<T> V = vectors ? Tensor<T>::empty(A.shape()) : Tensor<T>();
@@ -81,8 +80,7 @@ struct Eigh {
     const std::int64_t n = A.shape()[0];
     const Shape batch = detail::mat_batch_shape(A.shape());
     Tensor<T> V = detail::work_copy(A);
-    Shape ws{n};
-    for (auto d : batch) ws.push_back(d);
+    const Shape ws = detail::with_batch(n, batch);
     Tensor<R> w = Tensor<R>::empty(ws, dev);
     Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
     if (V.numel() > 0) {
@@ -164,7 +162,7 @@ struct Eigh {
       if constexpr (is_complex_v<T>)
         detail::gauge_check(name, policy, imag(diagonal(K)), real(K), "eigenvector phases");
       const auto t = mul(F, skew);
-      mid = mid.defined() ? add(mid, t) : t;
+      mid = detail::accumulate(mid, t);
     }
     if (!mid.defined()) return Tensor<T>::zeros(c.x0().shape(), c.x0().device());
     if (!c.gy1().defined())  // V diag(gw) V^H as (V scaled by columns) V^H: one gemm instead of two
@@ -183,7 +181,7 @@ auto run(const Tensor<T>& A, bool upper, bool vectors, bool v_output, const Dege
   tenax::detail::check_square(op, A);
   auto r = tenax::detail::apply(ops::Eigh{upper, vectors, v_output, pol, canonical}, A);
   tenax::detail::raise_info(op, std::get<2>(r), A.shape(), dtype_traits<T>::name, [](std::int32_t k) {
-    if (k == tenax::detail::kNonFiniteInfo) return std::string("the input contains inf or NaN");
+    if (k == tenax::detail::kNonFiniteInfo) return std::string(tenax::detail::kNonFiniteMessage);
     return "the eigensolver did not converge (info " + std::to_string(k) + ")";
   });
   return r;
@@ -209,7 +207,7 @@ std::pair<Tensor<real_t<T>>, Tensor<T>> eigh(const Tensor<T>& A, bool upper = fa
 template <Floating T>
 Tensor<real_t<T>> eigvalsh(const Tensor<T>& A, bool upper = false) {
   detail::check_defined("eigvalsh", A);
-  const bool need_v = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
+  const bool need_v = tenax::detail::differentiated_again(A);
   auto [w, V, info, E] = detail_eigh::run(A, upper, need_v, false, Degeneracy{}, "eigvalsh");
   return w;
 }

@@ -71,7 +71,7 @@ inline void raise_info(const char* op, const Tensor<std::int32_t>& info, const S
   (void)apply_nondiff(ops::InfoCheck{op, input_shape, what, nonfinite_only, dtype}, info);
 }
 
-inline std::string nonfinite_failure(std::int32_t) { return "the input contains inf or NaN"; }
+inline std::string nonfinite_failure(std::int32_t) { return kNonFiniteMessage; }
 
 }  // namespace detail
 }  // namespace tenax

@@ -25,8 +25,7 @@ struct LuFactor {
     if (!A.device().is_cpu()) return forward_generic(A);
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n), nb = detail::mat_batch_count(A.shape());
     Tensor<T> LU = Tensor<T>::empty(A.shape());
-    Shape ps{k};
-    for (auto d : detail::mat_batch_shape(A.shape())) ps.push_back(d);
+    const Shape ps = detail::with_batch(k, detail::mat_batch_shape(A.shape()));
     Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     // One captured kernel: A copied into LU, then getrf per matrix (a matrix with inf or NaN
@@ -114,12 +113,12 @@ struct LuRules {
     const std::int64_t k = L1.shape()[0];
     Tensor<T> low, up;
     if (gL1.defined()) low = linalg::triangular_matmul(L1, gL1, false, true, true, cpu::Trans::C);
-    if (U2.defined() && gU2.defined()) low = minus(low, matmul(gU2, U2.mH()));
+    if (U2.defined() && gU2.defined()) low = detail::subtract(low, matmul(gU2, U2.mH()));
     if (gU1.defined()) up = linalg::triangular_matmul(U1, gU1, true, false, false, cpu::Trans::C);
-    if (L2.defined() && gL2.defined()) up = minus(up, matmul(L2.mH(), gL2));
+    if (L2.defined() && gL2.defined()) up = detail::subtract(up, matmul(L2.mH(), gL2));
     Tensor<T> M;
     if (low.defined()) M = tril(low, -1);
-    if (up.defined()) M = M.defined() ? add(M, triu(up)) : triu(up);
+    if (up.defined()) M = detail::accumulate(M, triu(up));
     if (!M.defined()) M = Tensor<T>::zeros(detail::with_batch(k, k, detail::mat_batch_shape(L1.shape())), L1.device());
     Tensor<T> top = lsolve_h(L1, rsolve_upper_h(U1, M));
     if (U2.defined()) return concat<T>({top, gU2.defined() ? lsolve_h(L1, gU2) : zeros_like_block(U2)}, 1);
@@ -128,7 +127,6 @@ struct LuRules {
   }
 
  private:
-  static Tensor<T> minus(const Tensor<T>& a, const Tensor<T>& b) { return a.defined() ? sub(a, b) : neg(b); }
   static Tensor<T> zeros_like_block(const Tensor<T>& x) { return Tensor<T>::zeros(x.shape(), x.device()); }
   static Tensor<T> lsolve(const Tensor<T>& L, const Tensor<T>& B) {  // L^-1 B, L unit lower
     return linalg::solve_triangular(L, B, false, true, true);
@@ -185,8 +183,7 @@ struct Lu {
     Tensor<T> P = Tensor<T>::empty(detail::with_batch(m, m, batch));
     Tensor<T> L = Tensor<T>::empty(detail::with_batch(m, k, batch));
     Tensor<T> U = Tensor<T>::empty(detail::with_batch(k, n, batch));
-    Shape ps{k};
-    for (auto d : batch) ps.push_back(d);
+    const Shape ps = detail::with_batch(k, batch);
     Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     // One captured kernel: A copied into whichever of L (m >= n) or U (m < n) has its shape, getrf

@@ -85,7 +85,7 @@ struct LuSolve {
       auto L = unit_lower(LU), U = triu(LU);
       auto inner = add(matmul(linalg::solve_triangular(L, tril(c.dx0(), -1), false, true, true), U), triu(c.dx0()));
       auto t = linalg::solve_triangular(U, matmul(inner, X), true);
-      r = r.defined() ? sub(r, t) : neg(t);
+      r = detail::subtract(r, t);
     }
     return r;
   }
@@ -138,7 +138,7 @@ struct LuSolve {
   // made while tracing saw no derivative).
   template <class T>
   Tensor<T> derivative_call(const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& B) const {
-    const bool lu_derivative = (is_grad_enabled() && LU.tracks_grad()) || static_cast<bool>(LU.impl()->tangent);
+    const bool lu_derivative = detail::differentiated_again(LU);
     if (trans != cpu::Trans::N && lu_derivative) return composite(LU, piv, B, trans);
     return detail::apply(*this, LU, piv, B);
   }
@@ -202,7 +202,7 @@ struct SavedLuSolve {
     if (c.dx0().defined()) {
       const Tensor<T> t = detail::nonfinite_on_cpu(c.y0()) ? detail::matmul_past_overflow(op_of(c.dx0()), c.y0(), true)
                                                            : matmul(op_of(c.dx0()), c.y0());
-      r = r.defined() ? sub(r, t) : neg(t);
+      r = detail::subtract(r, t);
     }
     if (!r.defined()) return Tensor<T>();
     return detail::apply(*this, c.x0(), c.x1(), c.x2(), r);
@@ -335,8 +335,7 @@ Tensor<T> lu_solve(const Tensor<T>& LU, const Tensor<std::int32_t>& pivots, cons
   if (bc == lb) return ops::LuSolve{trans}.derivative_call(LU, pivots, B);
   // LU's batch broadcast to B's (stride-0 views; the gradient of LU sums over the copies)
   const std::int64_t n = LU.shape()[0];
-  Shape ps{n};
-  for (auto d : bc) ps.push_back(d);
+  const Shape ps = detail::with_batch(n, bc);
   return ops::LuSolve{trans}.derivative_call(broadcast_to(LU, detail::with_batch(n, n, bc)), broadcast_to(pivots, ps),
                                              B);
 }

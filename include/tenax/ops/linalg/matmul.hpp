@@ -12,9 +12,6 @@
 #include "tenax/kernels/parallel.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/linalg/common.hpp"
-#if defined(TENAX_HAS_CUDA)
-#include "tenax/backend/cuda.hpp"
-#endif
 
 namespace tenax {
 namespace detail {
@@ -78,29 +75,27 @@ void run_gemms(const GemmBatch& g, char* const* p) {
     for (std::int64_t i = 0; i < g.nb; ++i) one(i);
 }
 
-#if defined(TENAX_HAS_CUDA)
-// The batch of products on a CUDA device: one strided-batched cuBLAS call when both operands'
-// batch offsets are uniform, else one call per product.
+// The batch of products on a device through its backend: one strided-batched call when both
+// operands' batch offsets are uniform, else one call per product.
 template <class T>
-void gemm_on_cuda(const Tensor<T>& a, GemmOperand oa, const std::vector<std::int64_t>& offa, const Tensor<T>& b,
-                  GemmOperand ob, const std::vector<std::int64_t>& offb, Tensor<T>& out, std::int64_t m, std::int64_t n,
-                  std::int64_t k) {
+void gemm_on_device(const Tensor<T>& a, GemmOperand oa, const std::vector<std::int64_t>& offa, const Tensor<T>& b,
+                    GemmOperand ob, const std::vector<std::int64_t>& offb, Tensor<T>& out, std::int64_t m,
+                    std::int64_t n, std::int64_t k) {
+  const BatchedLinalg<T>& be = linalg_backend<T>("matmul", out.device());
   const int dev = out.device().index;
-  const char ta = static_cast<char>(oa.trans), tb = static_cast<char>(ob.trans);
   const std::int64_t sa = uniform_step(offa), sb = uniform_step(offb);
   const std::int64_t nb = static_cast<std::int64_t>(offa.size());
   if (sa >= 0 && sb >= 0) {
-    cuda::gemm<T>(dev, ta, tb, m, n, k, a.data() + offa[0], oa.ld, sa, b.data() + offb[0], ob.ld, sb,
-                  out.mutable_data(), m, m * n, nb);
+    be.gemm(dev, oa.trans, ob.trans, m, n, k, a.data() + offa[0], oa.ld, sa, b.data() + offb[0], ob.ld, sb,
+            out.mutable_data(), m, m * n, nb);
     return;
   }
   for (std::int64_t i = 0; i < nb; ++i) {
     const auto u = static_cast<std::size_t>(i);
-    cuda::gemm<T>(dev, ta, tb, m, n, k, a.data() + offa[u], oa.ld, 0, b.data() + offb[u], ob.ld, 0,
-                  out.mutable_data() + i * m * n, m, 0, 1);
+    be.gemm(dev, oa.trans, ob.trans, m, n, k, a.data() + offa[u], oa.ld, 0, b.data() + offb[u], ob.ld, 0,
+            out.mutable_data() + i * m * n, m, 0, 1);
   }
 }
-#endif
 
 }  // namespace detail
 
@@ -117,8 +112,7 @@ struct Matmul {
     const std::int64_t m = a_in.shape()[0], k = a_in.shape()[1], n = b_in.shape()[1];
     const Shape batch =
         broadcast_shapes(detail::mat_batch_shape(a_in.shape()), detail::mat_batch_shape(b_in.shape()), name);
-    Shape os{m, n};
-    for (auto d : batch) os.push_back(d);
+    const Shape os = detail::with_batch(m, n, batch);
     Tensor<T> out = Tensor<T>::empty(os, a_in.device());
     if (out.numel() == 0) return out;
     if (k == 0) return Tensor<T>::zeros(os, a_in.device());
@@ -134,12 +128,10 @@ struct Matmul {
     // Batch offsets of a and b broadcast over the output batch shape.
     auto offa = detail::batch_offsets(a, batch), offb = detail::batch_offsets(b, batch);
     const std::int64_t nb = static_cast<std::int64_t>(offa.size());
-#if defined(TENAX_HAS_CUDA)
-    if (out.device().is_cuda()) {
-      detail::gemm_on_cuda(a, oa, offa, b, ob, offb, out, m, n, k);
+    if (!on_cpu) {
+      detail::gemm_on_device(a, oa, offa, b, ob, offb, out, m, n, k);
       return out;
     }
-#endif
     // Many small products: one per worker at a time. OpenBLAS threads a gemm from m n k > 64^3
     // on; below that it runs on the calling thread, so workers do not oversubscribe the machine.
     const bool parallel = nb >= 2 && std::max({m * k, k * n, m * n}) <= cpu::kParallelMaxMatrixElements &&
@@ -167,7 +159,7 @@ struct Matmul {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     Tensor<T> r;
     if (c.dx0().defined()) r = matmul(c.dx0(), c.x1());
-    if (c.dx1().defined()) r = r.defined() ? add(r, matmul(c.x0(), c.dx1())) : matmul(c.x0(), c.dx1());
+    if (c.dx1().defined()) r = detail::accumulate(r, matmul(c.x0(), c.dx1()));
     return broadcast_to(r, c.y0().shape());
   }
   template <class C>

@@ -53,12 +53,8 @@ struct Qr {
       const std::int64_t ld = std::max<std::int64_t>(1, m);
       detail::for_each_matrix_parallel(work.get(), m, n, nb, [&](T* a, std::int64_t b) {
         T* t = tau.get() + b * tk;
-        if (!detail::all_finite(a, m * n)) {  // a LinAlgError, like the other decompositions
-          std::ostringstream o;
-          o << "[qr] the input contains inf or NaN" << detail::batch_index(shape, b) << " (input shape " << shape
-            << ", " << dtype_traits<T>::name << " on cpu)";
-          throw linalg::LinAlgError(o.str());
-        }
+        if (!detail::all_finite(a, m * n))  // a LinAlgError, like the other decompositions
+          detail::raise_nonfinite(name, shape, b, dtype_traits<T>::name, Device::cpu());
         cpu::geqrf<T>(m, n, a, ld, t);
         T* r = Rp + b * rr * n;
         for (std::int64_t j = 0; j < n; ++j)
@@ -95,8 +91,7 @@ struct Qr {
     // The work copy, with a non-finite matrix (which raises above) zeroed so that the solver never
     // sees it.
     Tensor<T> work = A.numel() > 0 ? contiguous(detail::fill_where_failed(A, nonfinite, T(0))) : detail::work_copy(A);
-    Shape ts{std::max<std::int64_t>(k, 1)};
-    for (auto d : batch) ts.push_back(d);
+    const Shape ts = detail::with_batch(std::max<std::int64_t>(k, 1), batch);
     Tensor<T> tau = Tensor<T>::zeros(ts, dev);
     Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
     if (work.numel() > 0) detail::batched::geqrf(work, tau, info);
@@ -118,8 +113,7 @@ struct Qr {
                           Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev));
       auto pad = [&](std::int64_t len) {
         if (len == k) return s;
-        Shape o{len - k};
-        for (auto d : batch) o.push_back(d);
+        const Shape o = detail::with_batch(len - k, batch);
         return concat(std::vector<Tensor<T>>{s, Tensor<T>::ones(o, dev)}, 0);
       };
       R = mul(R, unsqueeze(pad(rr), 1));
@@ -166,7 +160,7 @@ struct Qr {
     if (m >= n) {
       Tensor<T> W;
       if (gR.defined()) W = linalg::triangular_matmul(R, gR.mH(), true);
-      if (gQ.defined()) W = W.defined() ? sub(W, matmul(gQ.mH(), Q)) : neg(matmul(gQ.mH(), Q));
+      if (gQ.defined()) W = detail::subtract(W, matmul(gQ.mH(), Q));
       auto low = tril(W, -1);
       auto copyltu = add(add(low, low.mH()), detail::re_diag(W));
       auto inner = matmul(Q, copyltu);
@@ -175,7 +169,7 @@ struct Qr {
     }
     Tensor<T> N;
     if (gQ.defined()) N = matmul(Q.mH(), gQ);
-    if (gR.defined()) N = N.defined() ? sub(N, matmul(gR, R.mH())) : neg(matmul(gR, R.mH()));
+    if (gR.defined()) N = detail::subtract(N, matmul(gR, R.mH()));
     auto Wm = add(tril(sub(N, N.mH()), -1), detail::i_imdiag(N));
     auto R1 = slice(R, 1, 0, m);
     auto left = matmul(Q, linalg::solve_triangular(R1, Wm, true, false, false, cpu::Trans::C));
@@ -206,7 +200,7 @@ namespace linalg {
 template <Floating T>
 std::pair<Tensor<T>, Tensor<T>> qr(const Tensor<T>& A, QrMode mode = QrMode::Reduced, bool positive_diag = false) {
   detail::check_matrix("qr", A);
-  const bool may_differentiate = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
+  const bool may_differentiate = tenax::detail::differentiated_again(A);
   const bool compute_q = mode != QrMode::R || may_differentiate;
   auto [Q, R] = detail::apply(ops::Qr{mode == QrMode::Complete, compute_q, positive_diag}, A);
   if (mode == QrMode::R) return {Tensor<T>(), R};

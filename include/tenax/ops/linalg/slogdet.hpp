@@ -93,8 +93,7 @@ struct Slogdet {
     const Shape batch = detail::mat_batch_shape(A.shape());
     const std::int64_t nb = detail::mat_batch_count(A.shape());
     Tensor<T> LU = Tensor<T>::empty(A.shape());
-    Shape ps{n};
-    for (auto d : batch) ps.push_back(d);
+    const Shape ps = detail::with_batch(n, batch);
     Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<T> sign = Tensor<T>::empty(batch);
     Tensor<R> logabs = Tensor<R>::empty(batch);
@@ -173,7 +172,7 @@ struct Slogdet {
       if (c.gy0().defined()) {
         auto im = imag(mul(conj(c.gy0()), c.y0()));
         auto t = complex(mul(im, R(0)), neg(im));
-        coef = coef.defined() ? add(coef, t) : t;
+        coef = detail::accumulate(coef, t);
       }
     }
     if (!coef.defined()) return Tensor<T>::zeros(A.shape(), A.device());

@@ -27,8 +27,7 @@ struct Solve {
     const Shape batch = detail::mat_batch_shape(A.shape());
     const std::int64_t nb = detail::mat_batch_count(A.shape());
     Tensor<T> LU = Tensor<T>::empty(A.shape());
-    Shape ps{n};
-    for (auto d : batch) ps.push_back(d);
+    const Shape ps = detail::with_batch(n, batch);
     Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
     Tensor<std::int32_t> info = detail::info_tensor(A.shape());
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
@@ -89,7 +88,7 @@ struct Solve {
       // dA X, past X's overflowed entries when there are any (detail::matmul_past_overflow)
       const Tensor<T> t =
           detail::nonfinite_on_cpu(X) ? detail::matmul_past_overflow(c.dx0(), X, true) : matmul(c.dx0(), X);
-      r = r.defined() ? sub(r, t) : neg(t);
+      r = detail::subtract(r, t);
     }
     const Tensor<T> dX = detail::apply(SavedLuSolve{cpu::Trans::N}, c.x0(), c.y1(), c.y2(), r);
     return std::tuple{dX, Tensor<T>(), Tensor<std::int32_t>(), Tensor<std::int32_t>()};
@@ -189,7 +188,7 @@ Shape failure_shape(const Tensor<T>& A, const Tensor<std::int32_t>& info) {
 }
 
 inline std::string solve_failure(std::int32_t info) {
-  if (info == tenax::detail::kNonFiniteInfo) return "the input contains inf or NaN";
+  if (info == tenax::detail::kNonFiniteInfo) return tenax::detail::kNonFiniteMessage;
   return "the matrix is singular: U(" + std::to_string(info) + ", " + std::to_string(info) + ") is exactly zero";
 }
 

@@ -47,7 +47,7 @@ struct SolveTriangular : TriangularFlags {
       Tensor<T> t = detail::nonfinite_on_cpu(X) ? detail::matmul_past_overflow(opdT, X, left)
                     : left                      ? matmul(opdT, X)
                                                 : matmul(X, opdT);
-      r = r.defined() ? sub(r, t) : neg(t);
+      r = detail::subtract(r, t);
     }
     return solve(A, r);
   }

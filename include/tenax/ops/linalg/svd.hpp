@@ -38,8 +38,7 @@ struct Svd {
     const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
     const Shape batch = detail::mat_batch_shape(A.shape());
     const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k, nb = detail::mat_batch_count(A.shape());
-    Shape ss{k};
-    for (auto d : batch) ss.push_back(d);
+    const Shape ss = detail::with_batch(k, batch);
     Tensor<R> S = Tensor<R>::empty(ss);
     Tensor<T> U = compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch)) : Tensor<T>();
     Tensor<T> Vh = compute_uv ? Tensor<T>::empty(detail::with_batch(vr, n, batch)) : Tensor<T>();
@@ -104,8 +103,7 @@ struct Svd {
     const Shape batch = detail::mat_batch_shape(A.shape());
     const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k;
     Tensor<T> work = detail::work_copy(A);
-    Shape ss{k};
-    for (auto d : batch) ss.push_back(d);
+    const Shape ss = detail::with_batch(k, batch);
     Tensor<R> S = Tensor<R>::empty(ss, dev);
     Tensor<T> U = compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch), dev) : Tensor<T>();
     Tensor<T> Vh = compute_uv ? Tensor<T>::empty(detail::with_batch(vr, n, batch), dev) : Tensor<T>();
@@ -216,11 +214,11 @@ struct Svd {
         if (gU.defined()) im = imag(sum(mul(conj(U), gU), {0}, true));
         if (gV.defined()) {
           auto t = imag(sum(mul(conj(V), gV), {0}, true));
-          im = im.defined() ? add(im, t) : t;
+          im = detail::accumulate(im, t);
         }
         const auto r = real(sum(mul(E, U), {0}, true));
         const auto corr = mul(E, complex(mul(im, R(0)), div(im, r)));
-        gU = gU.defined() ? sub(gU, corr) : neg(corr);
+        gU = detail::subtract(gU, corr);
       }
     }
     Tensor<T> mid;
@@ -243,8 +241,8 @@ struct Svd {
         K = matmul(V.mH(), gV);
         skewK = sub(K, K.mH());
       }
-      const Tensor<T> plus = skewJ.defined() ? (skewK.defined() ? add(skewJ, skewK) : skewJ) : skewK;
-      const Tensor<T> minus = skewJ.defined() ? (skewK.defined() ? sub(skewJ, skewK) : skewJ) : neg(skewK);
+      const Tensor<T> plus = detail::accumulate(skewJ, skewK);
+      const Tensor<T> minus = detail::subtract(skewJ, skewK);
       if (policy.mode == linalg::Degeneracy::Mode::Mask) {
         // The singular part is skew(J + K); it must vanish on masked pairs (and skew(J - K) on
         // pairs of zero singular values).
@@ -254,7 +252,7 @@ struct Svd {
                             "singular-vector basis inside the null space (repeated zero singular values)");
       }
       if constexpr (is_complex_v<T>) {
-        Tensor<T> jk = J.defined() ? (K.defined() ? add(J, K) : J) : K;
+        Tensor<T> jk = detail::accumulate(J, K);
         detail::gauge_check(name, policy, imag(diagonal(jk)), real(jk), "singular-vector phases");
       }
       Tensor<T> t = mul(add(mul(Fm, plus), mul(Fp, minus)), T(0.5));
@@ -262,7 +260,7 @@ struct Svd {
         if (J.defined())
           t = add(t, matmul(detail::i_imdiag(J), diag_embed(cast<T>(div(Tensor<R>::ones({}, s.device()), s)))));
       }
-      mid = mid.defined() ? add(mid, t) : t;
+      mid = detail::accumulate(mid, t);
     }
     Tensor<T> gA;
     if (!mid.defined())
@@ -308,7 +306,7 @@ struct Svd {
 namespace linalg {
 namespace detail_svd {
 inline std::string failure(std::int32_t k) {
-  if (k == tenax::detail::kNonFiniteInfo) return "the input contains inf or NaN";
+  if (k == tenax::detail::kNonFiniteInfo) return tenax::detail::kNonFiniteMessage;
   return "the SVD did not converge (info " + std::to_string(k) + ")";
 }
 }  // namespace detail_svd
@@ -331,7 +329,7 @@ std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>> svd(const Tensor<T>& A, bool
 template <Floating T>
 Tensor<real_t<T>> svdvals(const Tensor<T>& A) {
   detail::check_matrix("svdvals", A);
-  const bool need_uv = (is_grad_enabled() && A.tracks_grad()) || static_cast<bool>(A.impl()->tangent);
+  const bool need_uv = tenax::detail::differentiated_again(A);
   auto [U, S, Vh, info, E] = detail::apply(ops::Svd{false, need_uv, false, Degeneracy{}}, A);
   detail::raise_info("svdvals", info, A.shape(), dtype_traits<T>::name, detail_svd::failure);
   return S;

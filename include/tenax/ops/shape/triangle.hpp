@@ -20,14 +20,13 @@ struct Triangle {
   Tensor<T> forward(const Tensor<T>& x) const {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
     const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n != 0 ? out.numel() / (m * n) : 0;
-#if defined(TENAX_HAS_CUDA)
-    if (out.device().is_cuda()) {
+    if (!out.device().is_cpu()) {  // a device: a copy, then its backend's kernel
       detail::copy_into(out, x);
-      if (batch > 0) detail::cuda::zero_triangle<T>(out.device().index, lower, k, m, n, batch, out.mutable_data());
+      if (batch > 0)
+        detail::backend_for(name, out.device())
+            .kernels->zero_triangle(out.device().index, lower, k, m, n, batch, out.impl()->data(), sizeof(T));
       return out;
     }
-#endif
-    detail::check_kernel_device(name, x.device());
     // One kernel, which a prepared program captures: per column, the kept rows [lo, hi) copied and
     // the others zeroed (a contiguous x is read directly; any other layout is copied first).
     // k clamped to [-m, n] keeps the same rows and keeps j - k from overflowing.

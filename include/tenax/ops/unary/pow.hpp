@@ -51,7 +51,7 @@ struct Pow {
     if (c.dx0().defined()) r = mul(c.dx0(), dbase(c.x0(), c.x1()));
     if (c.dx1().defined()) {
       auto t = mul(c.dx1(), dexponent(c.x0(), c.y0()));
-      r = r.defined() ? add(r, t) : t;
+      r = detail::accumulate(r, t);
     }
     return broadcast_to(r, c.y0().shape());
   }

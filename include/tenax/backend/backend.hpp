@@ -1,0 +1,131 @@
+#pragma once
+// The backend interface: what a device kind provides, found through the device registry
+// (src/core/devices.cpp). Every routine takes a whole batch of matrices per call, packed one after
+// another (each with leading dimension max(1, rows) unless a routine says otherwise), and the
+// device's ordinal; flags are the enums of backend/flags.hpp; the SVD returns V^H. Failure codes
+// (`info`, LAPACK's meaning) are written to the device, one int32 per matrix, and never read here,
+// so no routine waits for the device.
+//
+// Implementations: the CPU in src/cpu/backend.cpp (the provider's routines per matrix), CUDA in
+// cuda/src/backend.cpp (cuBLAS/cuSOLVER, batched entry points where they pay). Elementwise maps and
+// reductions are templates over their functors, so they are not virtual functions here: each
+// device kind fills its entry of a kernel slot per functor and dtype (kernels/map.hpp,
+// kernels/reduce.hpp). A device kind is one more implementation of this interface and its slots;
+// op code does not name devices.
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <type_traits>
+
+#include "tenax/backend/flags.hpp"
+#include "tenax/core/device.hpp"
+#include "tenax/core/dtype.hpp"
+
+namespace tenax::detail {
+
+// trsm (solve_triangular) or trmm (triangular_matmul).
+enum class TriangularBlas { trsm, trmm };
+
+// The dense linear algebra of one scalar type on one device kind.
+template <class T>
+class BatchedLinalg {
+ public:
+  using R = real_t<T>;
+  virtual ~BatchedLinalg() = default;
+
+  // C_b = op(A_b) op(B_b), matrix b of each operand at its pointer + b * stride (0: one matrix
+  // for all), leading dimensions as given.
+  virtual void gemm(int dev, blas::Trans ta, blas::Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+                    std::int64_t lda, std::int64_t stride_a, const T* b, std::int64_t ldb, std::int64_t stride_b, T* c,
+                    std::int64_t ldc, std::int64_t stride_c, std::int64_t batch) const = 0;
+  // X_b = op(A_b)^-1 X_b (trsm) or op(A_b) X_b (trmm) for side Left, X_b op(A_b)^-1 or X_b op(A_b)
+  // for Right, in place of the m x n matrices x; A_b at a + aoff[b] with leading dimension lda.
+  virtual void triangular(int dev, TriangularBlas r, blas::Side side, blas::Uplo uplo, blas::Trans trans,
+                          blas::Diag diag, std::int64_t m, std::int64_t n, const T* a, const std::int64_t* aoff,
+                          std::int64_t lda, T* x, std::int64_t batch) const = 0;
+  // Cholesky factor in the lower triangle of each n x n matrix (the upper triangle is unspecified).
+  virtual void potrf(int dev, std::int64_t n, std::int64_t batch, T* a, std::int32_t* info) const = 0;
+  // LU with partial pivoting (ipiv: min(m, n) per matrix, 1-based). refill(b, dst), when the
+  // backend needs to factor matrix b again from its original entries (the CPU's refactorization of
+  // a subnormal pivot, backend/tiny_pivots.hpp), writes them to dst.
+  virtual void getrf(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, std::int32_t* ipiv,
+                     std::int32_t* info, const std::function<void(std::int64_t, T*)>& refill) const = 0;
+  // op(A_b) X_b = B_b in place of x (n x nrhs per matrix) with getrf's factors of n x n matrices.
+  virtual void getrs(int dev, blas::Trans trans, std::int64_t n, std::int64_t nrhs, std::int64_t batch, const T* lu,
+                     const std::int32_t* ipiv, T* x) const = 0;
+  // Householder QR in place; tau: max(1, min(m, n)) per matrix.
+  virtual void geqrf(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, T* tau,
+                     std::int32_t* info) const = 0;
+  // The m x n matrices a overwritten by Q's first n columns from k reflectors; tau: max(1, k) per matrix.
+  virtual void orgqr(int dev, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, T* a, const T* tau,
+                     std::int32_t* info) const = 0;
+  // Eigenvalues (ascending, w: n per matrix) and, if vectors, eigenvectors in place of a.
+  virtual void syevd(int dev, bool vectors, blas::Uplo uplo, std::int64_t n, std::int64_t batch, T* a, R* w,
+                     std::int32_t* info) const = 0;
+  // SVD of each m x n matrix of a (destroyed): s (min(m, n) per matrix, descending) and, when u is
+  // not null, U (m x uc) and V^H (vr x n, leading dimension max(1, vr)); uc = vr = min(m, n)
+  // (thin) or m and n (full).
+  virtual void gesvd(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, R* s, T* u, std::int64_t uc,
+                     T* vh, std::int64_t vr, std::int32_t* info) const = 0;
+};
+
+// Routines that depend on the element size only (bit copies), and on index types.
+class DeviceKernels {
+ public:
+  virtual ~DeviceKernels() = default;
+  // p[0..n) = *value, elements of `bytes` bytes (1, 2, 4, 8 or 16).
+  virtual void fill(int dev, void* p, std::int64_t n, const void* value, std::size_t bytes) const = 0;
+  // Zeroes, in each of `batch` contiguous m x n matrices at p, the entries outside the lower
+  // (j - i <= k) or upper (j - i >= k) triangle.
+  virtual void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch,
+                             void* p, std::size_t bytes) const = 0;
+  // out[i, j, b] = x[perm[i, b], j, b] for contiguous m x n x batch matrices (perm: m x batch, 0-based).
+  virtual void permute_rows(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, const void* x,
+                            const std::int64_t* perm, void* out, std::size_t bytes) const = 0;
+  // LAPACK's row interchanges piv (k x batch, 1-based) checked, one matrix at a time: perm (m x
+  // batch, 0-based; when not null) receives the permutation they apply and safe (when not null) a
+  // copy of piv; a pivot outside 1..m is skipped (safe gets i + 1 there, no interchange), and the
+  // first one is reported in bad (2 x batch: 1 + its index and its value; 0, 0 when all are valid).
+  virtual void check_pivots(int dev, std::int64_t k, std::int64_t m, std::int64_t batch, const std::int32_t* piv,
+                            std::int64_t* perm, std::int32_t* safe, std::int32_t* bad) const = 0;
+  // inv[perm[i, b], b] = i for permutations perm (m x batch, 0-based; entries outside 0..m-1 skipped).
+  virtual void inverse_permutation(int dev, std::int64_t m, std::int64_t batch, const std::int64_t* perm,
+                                   std::int64_t* inv) const = 0;
+};
+
+// One device kind's backend: its kernels and its linear algebra per scalar type.
+struct Backend {
+  const char* name = "";
+  const DeviceKernels* kernels = nullptr;
+  const BatchedLinalg<float>* f32 = nullptr;
+  const BatchedLinalg<double>* f64 = nullptr;
+  const BatchedLinalg<std::complex<float>>* c64 = nullptr;
+  const BatchedLinalg<std::complex<double>>* c128 = nullptr;
+};
+
+// The backend of d's kind; raises "[op] no kernel for device ..." when none is built in.
+const Backend& backend_for(std::string_view op, Device d);
+// Whether a backend for d's kind is built in.
+bool has_backend(Device d);
+[[noreturn]] void fail_no_linalg(std::string_view op, Device d, const char* dtype);
+
+template <class T>
+const BatchedLinalg<T>& linalg_backend(std::string_view op, Device d) {
+  const Backend& b = backend_for(op, d);
+  const BatchedLinalg<T>* l = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    l = b.f32;
+  else if constexpr (std::is_same_v<T, double>)
+    l = b.f64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    l = b.c64;
+  else
+    l = b.c128;
+  if (l == nullptr) [[unlikely]]
+    fail_no_linalg(op, d, dtype_traits<T>::name);
+  return *l;
+}
+
+}  // namespace tenax::detail
