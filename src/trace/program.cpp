@@ -342,101 +342,177 @@ detail::ImplPtr view_over(const detail::TensorImpl& base, DType dtype, Device de
 
 bool is_plain_buffer(const detail::TensorImpl& t) { return t.offset == 0 && t.is_contiguous() && t.numel() > 0; }
 
+// The bytes of a kernel output's buffer.
+std::int64_t buffer_bytes(const Shape& buffer, DType dtype) {
+  return numel_of(buffer) * static_cast<std::int64_t>(dtype_size(dtype));
+}
+
+// Best fit: the free slot of least capacity that holds `bytes`, or else a new slot of that size.
+std::int32_t fit_slot(std::int64_t bytes, std::vector<std::int64_t>& capacity, std::vector<char>& is_free) {
+  std::int32_t chosen = -1;
+  for (std::size_t s = 0; s < capacity.size(); ++s)
+    if (is_free[s] && capacity[s] >= bytes && (chosen < 0 || capacity[s] < capacity[static_cast<std::size_t>(chosen)]))
+      chosen = static_cast<std::int32_t>(s);
+  if (chosen < 0) {
+    chosen = static_cast<std::int32_t>(capacity.size());
+    capacity.push_back(bytes);
+    is_free.push_back(0);
+  }
+  return chosen;
+}
+
 }  // namespace
 
+// The values grouped by the storage they share after the first run (a buffer and the views of it).
+struct Program::Groups {
+  std::vector<std::int32_t> of;    // per value: its group, or -1 (no body)
+  std::vector<std::int64_t> last;  // per group: the last step that defines or reads one of its values
+  std::vector<char> pinned;        // per group: whether it gets no slot
+};
+
+// The static plan from what the first run saw: each step's kind, the groups of values sharing a
+// storage, a slot per group that may have one, and the slots' storage and fixed bodies.
 void Program::prepare(const std::vector<Seen>& seen) {
-  using Kind = Step::Kind;
-  const std::size_t nv = g_.values.size(), ns = g_.nodes.size();
-  steps_.assign(ns, Step{});
+  // 1. What each step is.
+  steps_.assign(g_.nodes.size(), Step{});
+  for (std::size_t k = 0; k < steps_.size(); ++k) classify_step(k, seen[k]);
+  // 2. Groups of values sharing a storage, and which of them get no slot.
+  Groups groups = group_values();
+  pin_groups(groups);
+  // 3. Slots.
+  const std::vector<std::int64_t> capacity = assign_slots(groups, seen);
+  // 4. The slots' storage and the bodies that stay the same every run.
+  make_slot_storage(capacity);
+  make_fixed_bodies();
+}
+
+// Records value v's dtype and layout as the first run left them in y.
+void Program::record_layout(Out& o, std::int32_t v, const detail::TensorImpl& y) {
+  o.value = v;
+  o.dtype = y.dtype;
+  o.device = y.device;
+  o.shape = y.shape;
+  o.strides = y.strides;
+  o.offset = y.offset;
+}
+
+// Step k's kind: a kernel when its one captured kernel qualifies, else a view when it made one,
+// else forward (also a step that defines none of its outputs, or not all of them first).
+void Program::classify_step(std::size_t k, const Seen& at) {
+  const GraphNode& n = g_.nodes[k];
+  bool defined_here = !n.out.empty();
+  for (std::int32_t v : n.out)
+    defined_here = defined_here && (v < 0 || def_[static_cast<std::size_t>(v)] == static_cast<std::int64_t>(k));
+  if (!defined_here) return;
+  if (make_kernel_step(k, at)) return;
+  make_view_step(k, at);
+}
+
+// Makes step k a kernel step when its op ran one captured kernel that wrote its outputs' fresh
+// buffers and read only node inputs; whether it did.
+bool Program::make_kernel_step(std::size_t k, const Seen& at) {
+  const GraphNode& n = g_.nodes[k];
+  const detail::KernelCapture& c = at.kernel;
+  if (!((n.one_kernel || n.elementwise) && c.kernels == 1 && c.n_outs == static_cast<int>(n.out.size()))) return false;
+  std::vector<Out> outs(n.out.size());
+  if (!kernel_outs(k, at, outs) || !bind_operands(k, at)) return false;
+  Step& st = steps_[k];
+  st.kind = Step::Kind::kernel;
+  st.outs = std::move(outs);
+  st.fn = c.fn;
+  st.n_operands = c.n_operands;
+  return true;
+}
+
+// The kernel outputs of step k into outs: whether each defined output is (a view of) its own fresh
+// buffer, written by the kernel and shared with no input, and each undefined one is left unwritten.
+bool Program::kernel_outs(std::size_t k, const Seen& at, std::vector<Out>& outs) const {
+  const GraphNode& n = g_.nodes[k];
+  const detail::KernelCapture& c = at.kernel;
+  for (std::size_t j = 0; j < n.out.size(); ++j) {
+    const detail::TensorImpl* w = c.outs[j].get();
+    const detail::TensorImpl* y = at.out[j].get();
+    if (n.out[j] < 0) {
+      if (w != nullptr) return false;
+      continue;
+    }
+    bool ok = w && y && w->storage.get() == y->storage.get() && w->dtype == y->dtype && is_plain_buffer(*w);
+    for (std::size_t i = 0; i < j && ok; ++i) ok = !at.out[i] || at.out[i]->storage.get() != y->storage.get();
+    for (const detail::ImplPtr& x : at.in) ok = ok && x->storage.get() != y->storage.get();
+    if (!ok) return false;
+    record_layout(outs[j], n.out[j], *y);
+    outs[j].buffer = w->shape;
+    outs[j].is_buffer = w == y;
+  }
+  return true;
+}
+
+// Ties each operand of step k's captured kernel to the node input it was; whether all are one.
+bool Program::bind_operands(std::size_t k, const Seen& at) {
+  const GraphNode& n = g_.nodes[k];
+  const detail::KernelCapture& c = at.kernel;
+  for (int j = 0; j < c.n_operands; ++j) {
+    std::int32_t found = -1;
+    for (std::size_t i = 0; i < n.in.size(); ++i)
+      if (at.in[i].get() == c.operands[static_cast<std::size_t>(j)].get()) found = n.in[i];
+    steps_[k].operands[static_cast<std::size_t>(j)] = found;
+    if (found < 0) return false;
+  }
+  return true;
+}
+
+// Makes step k a view step when its one output shares its storage with one of its inputs.
+void Program::make_view_step(std::size_t k, const Seen& at) {
+  const GraphNode& n = g_.nodes[k];
+  Step& st = steps_[k];
+  const detail::TensorImpl* y = n.out.size() == 1 ? at.out[0].get() : nullptr;
+  if (y == nullptr) return;
+  for (std::size_t i = 0; i < n.in.size(); ++i)
+    if (at.in[i]->storage.get() == y->storage.get()) {
+      st.kind = Step::Kind::view;
+      st.outs.assign(1, Out{});
+      record_layout(st.outs[0], n.out[0], *y);
+      st.base = n.in[i];
+      st.outs[0].offset = byte_offset(*y) - byte_offset(*at.in[i]);
+      break;
+    }
+}
+
+// The values grouped by storage, numbered in value order, and each group's last step.
+Program::Groups Program::group_values() const {
+  const std::size_t nv = g_.values.size();
   auto storage_of = [&](std::int32_t v) -> const void* {
     const detail::TensorImpl* t = env_[static_cast<std::size_t>(v)].get();
     return t ? static_cast<const void*>(t->storage.get()) : nullptr;
   };
-  // 1. What each step is.
-  for (std::size_t k = 0; k < ns; ++k) {
-    const GraphNode& n = g_.nodes[k];
-    Step& st = steps_[k];
-    const Seen& at = seen[k];
-    bool defined_here = !n.out.empty();
-    for (std::int32_t v : n.out)
-      defined_here = defined_here && (v < 0 || def_[static_cast<std::size_t>(v)] == static_cast<std::int64_t>(k));
-    if (!defined_here) continue;
-    auto layout = [](Out& o, std::int32_t v, const detail::TensorImpl& y) {
-      o.value = v;
-      o.dtype = y.dtype;
-      o.device = y.device;
-      o.shape = y.shape;
-      o.strides = y.strides;
-      o.offset = y.offset;
-    };
-    const detail::KernelCapture& c = at.kernel;
-    if ((n.one_kernel || n.elementwise) && c.kernels == 1 && c.n_outs == static_cast<int>(n.out.size())) {
-      // Each defined output is (a view of) its own fresh buffer, written by the kernel; the
-      // kernel's operands are node inputs.
-      std::vector<Out> outs(n.out.size());
-      bool ok = true;
-      for (std::size_t j = 0; j < n.out.size() && ok; ++j) {
-        const detail::TensorImpl* w = c.outs[j].get();
-        const detail::TensorImpl* y = at.out[j].get();
-        if (n.out[j] < 0) {
-          ok = w == nullptr;
-          continue;
-        }
-        ok = w && y && w->storage.get() == y->storage.get() && w->dtype == y->dtype && is_plain_buffer(*w);
-        for (std::size_t i = 0; i < j && ok; ++i) ok = !at.out[i] || at.out[i]->storage.get() != y->storage.get();
-        for (const detail::ImplPtr& x : at.in) ok = ok && x->storage.get() != y->storage.get();
-        if (!ok) break;
-        layout(outs[j], n.out[j], *y);
-        outs[j].buffer = w->shape;
-        outs[j].is_buffer = w == y;
-      }
-      for (int j = 0; j < c.n_operands && ok; ++j) {
-        std::int32_t found = -1;
-        for (std::size_t i = 0; i < n.in.size(); ++i)
-          if (at.in[i].get() == c.operands[static_cast<std::size_t>(j)].get()) found = n.in[i];
-        st.operands[static_cast<std::size_t>(j)] = found;
-        ok = found >= 0;
-      }
-      if (ok) {
-        st.kind = Kind::kernel;
-        st.outs = std::move(outs);
-        st.fn = c.fn;
-        st.n_operands = c.n_operands;
-        continue;
-      }
-    }
-    const detail::TensorImpl* y = n.out.size() == 1 ? at.out[0].get() : nullptr;
-    if (y == nullptr) continue;
-    for (std::size_t i = 0; i < n.in.size(); ++i)
-      if (at.in[i]->storage.get() == y->storage.get()) {
-        st.kind = Kind::view;
-        st.outs.assign(1, Out{});
-        layout(st.outs[0], n.out[0], *y);
-        st.base = n.in[i];
-        st.outs[0].offset = byte_offset(*y) - byte_offset(*at.in[i]);
-        break;
-      }
-  }
-  // 2. Groups of values sharing a storage; a group gets a slot when a kernel step writes its buffer
-  // and no program input, output or constant belongs to it.
+  Groups groups;
   std::unordered_map<const void*, std::int32_t> group_of_storage;
-  std::vector<std::int32_t> group(nv, -1);
+  std::vector<std::int32_t>& group = groups.of;
+  group.assign(nv, -1);
   for (std::size_t v = 0; v < nv; ++v)
     if (const void* s = storage_of(static_cast<std::int32_t>(v)))
       group[v] = group_of_storage.emplace(s, static_cast<std::int32_t>(group_of_storage.size())).first->second;
-  const std::size_t ng = group_of_storage.size();
-  std::vector<std::int64_t> group_last(ng, -1);
-  std::vector<std::int32_t> root(ng, -1);  // the kernel step writing the group's buffer
-  std::vector<char> pinned(ng, 0);
+  groups.last.assign(group_of_storage.size(), -1);
   for (std::size_t v = 0; v < nv; ++v)
     if (group[v] >= 0)
-      group_last[static_cast<std::size_t>(group[v])] =
-          std::max({group_last[static_cast<std::size_t>(group[v])], last_[v], def_[v]});
+      groups.last[static_cast<std::size_t>(group[v])] =
+          std::max({groups.last[static_cast<std::size_t>(group[v])], last_[v], def_[v]});
+  return groups;
+}
+
+// Pins the groups that get no slot: those of a program input, output or constant, and those whose
+// buffer no kernel step writes, or more than one does, or a kernel step off the CPU.
+void Program::pin_groups(Groups& groups) const {
+  const std::size_t ng = groups.last.size();
+  const std::vector<std::int32_t>& group = groups.of;
+  std::vector<char>& pinned = groups.pinned;
+  std::vector<std::int32_t> root(ng, -1);  // the kernel step writing the group's buffer
+  pinned.assign(ng, 0);
   for (std::int32_t v : g_.inputs) pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])] = 1;
   for (std::int32_t v : g_.outputs) pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])] = 1;
   for (std::int32_t v : g_.constant_ids) pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(v)])] = 1;
-  for (std::size_t k = 0; k < ns; ++k)
-    if (steps_[k].kind == Kind::kernel)
+  for (std::size_t k = 0; k < steps_.size(); ++k)
+    if (steps_[k].kind == Step::Kind::kernel)
       for (const Out& o : steps_[k].outs) {
         if (o.value < 0) continue;
         const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(o.value)]);
@@ -445,90 +521,106 @@ void Program::prepare(const std::vector<Seen>& seen) {
       }
   for (std::size_t gk = 0; gk < ng; ++gk)
     if (root[gk] < 0) pinned[gk] = 1;
-  // 3. Slots: best fit among the free ones, in step order; an elementwise step may take over the
-  // slot of an operand whose group ends at it (in place) when that operand is the group's whole
-  // buffer and no other operand reads the group.
+}
+
+// Gives each kernel output of an unpinned group a slot, in step order: the slot of an operand
+// whose group ends at the step (in place), else the best fit among the free ones; a slot is free
+// again after its group's last step. Outputs of pinned groups may take a dying operand's body.
+// Returns the slots' capacities.
+std::vector<std::int64_t> Program::assign_slots(const Groups& groups, const std::vector<Seen>& seen) {
+  const std::size_t ns = steps_.size(), ng = groups.last.size();
+  const std::vector<std::int32_t>& group = groups.of;
+  const std::vector<char>& pinned = groups.pinned;
   std::vector<std::vector<std::int32_t>> ends(ns);
   for (std::size_t gk = 0; gk < ng; ++gk)
-    if (!pinned[gk]) ends[static_cast<std::size_t>(group_last[gk])].push_back(static_cast<std::int32_t>(gk));
+    if (!pinned[gk]) ends[static_cast<std::size_t>(groups.last[gk])].push_back(static_cast<std::int32_t>(gk));
   std::vector<std::int32_t> slot_of(ng, -1);
   std::vector<std::int64_t> capacity;
   std::vector<char> is_free;
-  auto bytes_of_buffer = [](const Out& o) {
-    return numel_of(o.buffer) * static_cast<std::int64_t>(dtype_size(o.dtype));
-  };
   for (std::size_t k = 0; k < ns; ++k) {
     Step& st = steps_[k];
     const bool elementwise = g_.nodes[k].elementwise && st.outs.size() == 1;
     for (Out& o : st.outs) {
-      if (st.kind != Kind::kernel || o.value < 0) continue;
+      if (st.kind != Step::Kind::kernel || o.value < 0) continue;
       const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(o.value)]);
-      const std::int64_t bytes = bytes_of_buffer(o);
       if (!pinned[gk]) {
-        std::int32_t chosen = -1;
-        if (elementwise)
-          for (int j = 0; j < st.n_operands && chosen < 0; ++j) {
-            const std::int32_t u = st.operands[static_cast<std::size_t>(j)];
-            const std::int32_t gu = group[static_cast<std::size_t>(u)];
-            if (pinned[static_cast<std::size_t>(gu)] ||
-                group_last[static_cast<std::size_t>(gu)] != static_cast<std::int64_t>(k))
-              continue;
-            const Step& su = steps_[static_cast<std::size_t>(def_[static_cast<std::size_t>(u)])];
-            bool alone = su.kind == Kind::kernel && su.outs.size() == 1 && su.outs[0].value == u &&
-                         su.outs[0].is_buffer && su.outs[0].buffer == o.buffer && su.outs[0].dtype == o.dtype;
-            for (int i = 0; i < st.n_operands; ++i) {
-              const std::int32_t w = st.operands[static_cast<std::size_t>(i)];
-              alone = alone && (w == u || group[static_cast<std::size_t>(w)] != gu);
-            }
-            if (alone) {
-              st.took = u;
-              chosen = slot_of[static_cast<std::size_t>(gu)];
-              slot_of[static_cast<std::size_t>(gu)] = -1;  // handed over, not freed at its end
-            }
-          }
-        if (chosen < 0)
-          for (std::size_t s = 0; s < capacity.size(); ++s)
-            if (is_free[s] && capacity[s] >= bytes &&
-                (chosen < 0 || capacity[s] < capacity[static_cast<std::size_t>(chosen)]))
-              chosen = static_cast<std::int32_t>(s);
-        if (chosen < 0) {
-          chosen = static_cast<std::int32_t>(capacity.size());
-          capacity.push_back(bytes);
-          is_free.push_back(0);
-        }
+        std::int32_t chosen = elementwise ? take_operand_slot(k, o, groups, slot_of) : -1;
+        if (chosen < 0) chosen = fit_slot(buffer_bytes(o.buffer, o.dtype), capacity, is_free);
         is_free[static_cast<std::size_t>(chosen)] = 0;
         slot_of[gk] = chosen;
         o.slot = chosen;
       } else if (elementwise && in_place_[k] >= 0 &&
                  pinned[static_cast<std::size_t>(group[static_cast<std::size_t>(in_place_[k])])]) {
-        // A pool buffer per run; it may take the body of the input the liveness plan lets it
-        // overwrite, when that input is a plain buffer of the same layout (checked at run time
-        // by reference counts, as in run_forward; never a slot-backed input, which the plan
-        // itself holds).
-        const detail::TensorImpl* u = nullptr;
-        for (std::size_t i = 0; i < g_.nodes[k].in.size(); ++i)
-          if (g_.nodes[k].in[i] == in_place_[k]) u = seen[k].in[i].get();
-        for (int j = 0; j < st.n_operands; ++j)
-          if (st.operands[static_cast<std::size_t>(j)] == in_place_[k] && u && is_plain_buffer(*u) &&
-              u->shape == o.buffer && u->dtype == o.dtype && o.is_buffer)
-            st.reuse = in_place_[k];
+        offer_operand_body(k, o, seen[k]);
       }
     }
     for (std::int32_t gk : ends[k])
       if (const std::int32_t s = slot_of[static_cast<std::size_t>(gk)]; s >= 0)
         is_free[static_cast<std::size_t>(s)] = 1;
   }
-  // 4. The slots' storage and the bodies that stay the same every run.
+  return capacity;
+}
+
+// In place for elementwise step k's output o: the slot of an operand whose group ends at step k,
+// when that operand is the group's whole buffer, of o's layout, and no other operand reads the
+// group. The slot is handed over (not freed at the group's end); -1 when there is none.
+std::int32_t Program::take_operand_slot(std::size_t k, const Out& o, const Groups& groups,
+                                        std::vector<std::int32_t>& slot_of) {
+  Step& st = steps_[k];
+  const std::vector<std::int32_t>& group = groups.of;
+  std::int32_t chosen = -1;
+  for (int j = 0; j < st.n_operands && chosen < 0; ++j) {
+    const std::int32_t u = st.operands[static_cast<std::size_t>(j)];
+    const std::int32_t gu = group[static_cast<std::size_t>(u)];
+    if (groups.pinned[static_cast<std::size_t>(gu)] ||
+        groups.last[static_cast<std::size_t>(gu)] != static_cast<std::int64_t>(k))
+      continue;
+    const Step& su = steps_[static_cast<std::size_t>(def_[static_cast<std::size_t>(u)])];
+    bool alone = su.kind == Step::Kind::kernel && su.outs.size() == 1 && su.outs[0].value == u &&
+                 su.outs[0].is_buffer && su.outs[0].buffer == o.buffer && su.outs[0].dtype == o.dtype;
+    for (int i = 0; i < st.n_operands; ++i) {
+      const std::int32_t w = st.operands[static_cast<std::size_t>(i)];
+      alone = alone && (w == u || group[static_cast<std::size_t>(w)] != gu);
+    }
+    if (alone) {
+      st.took = u;
+      chosen = slot_of[static_cast<std::size_t>(gu)];
+      slot_of[static_cast<std::size_t>(gu)] = -1;  // handed over, not freed at its end
+    }
+  }
+  return chosen;
+}
+
+// A pool buffer per run for elementwise step k's output o; it may take the body of the input the
+// liveness plan lets it overwrite, when that input is a plain buffer of the same layout (checked at
+// run time by reference counts, as in run_forward; never a slot-backed input, which the plan itself
+// holds).
+void Program::offer_operand_body(std::size_t k, const Out& o, const Seen& at) {
+  Step& st = steps_[k];
+  const detail::TensorImpl* u = nullptr;
+  for (std::size_t i = 0; i < g_.nodes[k].in.size(); ++i)
+    if (g_.nodes[k].in[i] == in_place_[k]) u = at.in[i].get();
+  for (int j = 0; j < st.n_operands; ++j)
+    if (st.operands[static_cast<std::size_t>(j)] == in_place_[k] && u && is_plain_buffer(*u) && u->shape == o.buffer &&
+        u->dtype == o.dtype && o.is_buffer)
+      st.reuse = in_place_[k];
+}
+
+// One CPU storage per slot, of its capacity.
+void Program::make_slot_storage(const std::vector<std::int64_t>& capacity) {
   slots_.clear();
   for (std::int64_t c : capacity) slots_.push_back(detail::make_storage(static_cast<std::size_t>(c), Device::cpu()));
-  for (std::size_t k = 0; k < ns; ++k) {
-    Step& st = steps_[k];
-    if (st.kind == Kind::kernel) {
+}
+
+// The bodies that stay the same every run: slot-backed kernel outputs, and views of them.
+void Program::make_fixed_bodies() {
+  for (Step& st : steps_) {
+    if (st.kind == Step::Kind::kernel) {
       for (Out& o : st.outs)
         if (o.value >= 0 && o.slot >= 0)
           o.fixed =
               body_over(slots_[static_cast<std::size_t>(o.slot)], o.dtype, o.device, o.shape, o.strides, o.offset);
-    } else if (st.kind == Kind::view) {
+    } else if (st.kind == Step::Kind::view) {
       Out& o = st.outs[0];
       if (const Out& b = out_of(st.base); b.fixed)
         o.fixed = view_over(*b.fixed, o.dtype, o.device, o.shape, o.strides, o.offset);
