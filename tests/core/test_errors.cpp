@@ -8,23 +8,12 @@
 
 #include <tenax/tenax.hpp>
 
+#include "support/messages.hpp"
+
 namespace tx = tenax;
+using tx::testing::expect_error;
 
 namespace {
-
-// Runs f, expecting a tenax::Error whose message begins with `prefix` and contains every string
-// in `parts`.
-template <class F>
-void expect_error(F&& f, const std::string& prefix, std::initializer_list<std::string> parts = {}) {
-  try {
-    f();
-    ADD_FAILURE() << "expected tenax::Error beginning with " << prefix;
-  } catch (const tx::Error& e) {
-    const std::string m = e.what();
-    EXPECT_EQ(m.rfind(prefix, 0), 0u) << "message: " << m;
-    for (const auto& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' missing from: " << m;
-  }
-}
 
 using TD = tx::Tensor<double>;
 

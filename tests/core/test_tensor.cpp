@@ -10,20 +10,12 @@
 
 #include <tenax/tenax.hpp>
 
+#include "support/messages.hpp"
+
 namespace tx = tenax;
+using tx::testing::expect_error;
 
 namespace {
-
-// Runs f, expecting a tenax::Error whose message begins with `prefix`.
-template <class F>
-void expect_error(F&& f, const std::string& prefix) {
-  try {
-    f();
-    ADD_FAILURE() << "expected tenax::Error beginning with " << prefix;
-  } catch (const tx::Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << "message: " << e.what();
-  }
-}
 
 // Whether [p, p + n) lies inside the storage of t.
 template <class T, class U>

@@ -27,7 +27,12 @@
 #include <tenax/linalg.hpp>
 #include <tenax/tenax.hpp>
 
+#include "support/gradcheck.hpp"
+
 namespace tenax::lcheck {
+
+// Re <W, Y> as a recorded real scalar loss.
+using ::tenax::testing::re_inner;
 
 using AllTypes = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
 
@@ -387,12 +392,6 @@ bool all_nan(const Tensor<T>& t) {
     }
   }
   return true;
-}
-
-// Re <W, Y> as a recorded real scalar loss.
-template <class T>
-Tensor<real_t<T>> re_inner(const Tensor<T>& w, const Tensor<T>& y) {
-  return sum(real(mul(conj(w), y)));
 }
 
 // Runs f on another thread and waits up to `seconds`; a call that does not return is a failed test

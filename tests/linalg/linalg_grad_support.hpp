@@ -13,6 +13,7 @@
 #include <tenax/linalg.hpp>
 
 #include "support/gradcheck.hpp"
+#include "support/matrices.hpp"
 
 namespace tenax::lgtest {
 
@@ -88,12 +89,11 @@ Tensor<T> eigh_input(std::int64_t n, const Shape& batch, std::uint64_t seed) {
   return add(mul(H, T(0.5)), mul(sub(K, K.mH()), T(0.3)));
 }
 
-// The input A for the cholesky(A + A^H) wrapper: A + A^H = B B^H + n I (SPD), with a random
-// skew-Hermitian part.
+// The input A for the cholesky(A + A^H) wrapper: A + A^H = B B^H + n I (SPD, support/matrices.hpp),
+// with a random skew-Hermitian part.
 template <class T>
 Tensor<T> spd_input(std::int64_t n, const Shape& batch, std::uint64_t seed) {
-  const Tensor<T> B = Tensor<T>::randn(mshape(n, n, batch), seed);
-  const Tensor<T> S = add(matmul(B, B.mH()), mul(eye_batch<T>(n, batch), T(static_cast<double>(n))));
+  const Tensor<T> S = ::tenax::testing::spd<T>(n, batch, seed);
   const Tensor<T> K = Tensor<T>::randn(mshape(n, n, batch), seed + 1);
   return add(mul(S, T(0.5)), mul(sub(K, K.mH()), T(0.3)));
 }
@@ -151,13 +151,13 @@ void expect_batch_matches_loop(F&& f, const Tensor<T>&... x) {
     SCOPED_TRACE("batch element " + std::to_string(b));
     const auto yb = f(batch_elem(x, b)...);
     EXPECT_EQ(yb.shape(), batch_elem(y, b).shape());
-    expect_close("value: batched vs loop", values(yb), values(batch_elem(y, b)), 1e-12);
+    expect_close(values(yb), values(batch_elem(y, b)), 1e-12, "value: batched vs loop");
     const Y wb = clone(batch_elem(w, b));
     auto lb = [&](const auto&... a) { return re_inner(wb, f(a...)); };
     const auto gb = as_tuple(tenax::grad(lb, batch_elem(x, b)...));
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (expect_close("gradient: batched vs loop, input " + std::to_string(I), values(std::get<I>(gb)),
-                    values(batch_elem(std::get<I>(g), b)), 1e-12),
+      (expect_close(values(std::get<I>(gb)), values(batch_elem(std::get<I>(g), b)), 1e-12,
+                    "gradient: batched vs loop, input " + std::to_string(I)),
        ...);
     }
     (std::index_sequence_for<T...>{});

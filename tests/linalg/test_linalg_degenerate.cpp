@@ -1,4 +1,4 @@
-// Degenerate spectra (MATH.md sections 5-6, spectral.hpp's Degeneracy policy): eigh and svd of
+// Degenerate spectra (docs/MATH.md sections 5-6, spectral.hpp's Degeneracy policy): eigh and svd of
 // matrices with repeated eigen/singular values. Values are exact; gradients of gauge-invariant losses
 // (eigenvalues, V diag(c) V^H and U diag(c) V^H with c equal on the degenerate pair) are finite and
 // equal the analytic value under the default Mask policy; a loss that depends on the basis inside a
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "linalg/linalg_check_support.hpp"
+#include "support/expect.hpp"
 #include "support/messages.hpp"
 
 namespace tx = tenax;
@@ -21,6 +22,7 @@ using tx::is_complex_v;
 using tx::real_t;
 using tx::Shape;
 using tx::Tensor;
+using tx::testing::expect_close;
 using Policy = tenax::linalg::Degeneracy;
 using namespace tenax::lcheck;
 
@@ -35,17 +37,6 @@ TYPED_TEST_SUITE(Degenerate, DegTypes);
 template <class T>
 double dot(const Tensor<T>& x, const Tensor<T>& y) {
   return static_cast<double>(sum(real(mul(conj(x), y))).item());
-}
-template <class T>
-double fro(const Tensor<T>& x) {
-  return std::sqrt(dot(x, x));
-}
-// ||a - b|| <= rtol max(||a||, ||b||)
-template <class T>
-void expect_close(const Tensor<T>& a, const Tensor<T>& b, double rtol, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  const double err = fro(sub(a, b)), scale = std::max(fro(a), fro(b));
-  EXPECT_LE(err, rtol * scale) << what << ": |a - b| = " << err << ", |a| = " << fro(a) << ", |b| = " << fro(b);
 }
 
 // Central difference of the scalar loss L along D against the gradient's Re <g, D>.

@@ -49,8 +49,8 @@ void expect_gradients_of_solve(const std::string& what, G g, S s, const Tensor<T
   auto ls = [&](const auto& A, const auto& B) { return tx::testing::re_inner(w, s(A, B)); };
   const auto [gA1, gB1] = tx::grad(lg, A, B);
   const auto [gA2, gB2] = tx::grad(ls, A, B);
-  expect_close(what + ": d/dA", values(gA1), values(gA2), 1e-12);
-  expect_close(what + ": d/dB", values(gB1), values(gB2), 1e-12);
+  expect_close(values(gA1), values(gA2), 1e-12, what + ": d/dA");
+  expect_close(values(gB1), values(gB2), 1e-12, what + ": d/dB");
 }
 
 }  // namespace
@@ -62,7 +62,7 @@ TYPED_TEST(LinalgGradSolve, SolveLeftMatrixRhs) {
   auto f = [](const auto& A, const auto& B) { return la::solve(A, B); };
   const auto A = well_conditioned<T>(4, {}, 101);
   const auto B = Tensor<T>::randn({4, 3}, 102);
-  expect_close("A X = B", values(tx::matmul(A, f(A, B))), values(B), 1e-13);
+  expect_close(values(tx::matmul(A, f(A, B))), values(B), 1e-13, "A X = B");
   TENAX_CHECK_GRADS(f, A, B);
 }
 
@@ -80,7 +80,7 @@ TYPED_TEST(LinalgGradSolve, SolveRightMatrixRhs) {
   auto f = [](const auto& A, const auto& B) { return la::solve(A, B, /*left=*/false); };
   const auto A = well_conditioned<T>(4, {}, 121);
   const auto B = Tensor<T>::randn({2, 4}, 122);
-  expect_close("X A = B", values(tx::matmul(f(A, B), A)), values(B), 1e-13);
+  expect_close(values(tx::matmul(f(A, B), A)), values(B), 1e-13, "X A = B");
   TENAX_CHECK_GRADS(f, A, B);
 }
 
@@ -110,7 +110,7 @@ TYPED_TEST(LinalgGradSolve, SolveBatched) {
     return t.slice(2, k, k + 1).reshape({t.shape()[0], t.shape()[1]});
   };
   for (std::int64_t k = 0; k < 4; ++k)
-    expect_close("X A = B, B broadcast", values(tx::matmul(one(Xr, k), one(A4, k))), values(Bk), 1e-12);
+    expect_close(values(tx::matmul(one(Xr, k), one(A4, k))), values(Bk), 1e-12, "X A = B, B broadcast");
   // On the left, n x batch is a batch of vectors.
   const auto B33 = Tensor<T>::randn({4, 3}, 138);
   EXPECT_EQ(f(A, B33).shape(), tx::Shape({4, 3}));  // vectors: B's trailing shape is A's batch
@@ -126,8 +126,8 @@ TYPED_TEST(LinalgGradSolve, SolveBroadcastsA) {
   const auto X = f(A, B);
   ASSERT_EQ(X.shape(), tx::Shape({4, 2, 3}));
   for (std::int64_t b = 0; b < 3; ++b)
-    expect_close("A unbatched, element " + std::to_string(b), values(batch_elem(X, b)), values(f(A, batch_elem(B, b))),
-                 1e-14);
+    expect_close(values(batch_elem(X, b)), values(f(A, batch_elem(B, b))), 1e-14,
+                 "A unbatched, element " + std::to_string(b));
   TENAX_CHECK_GRADS(f, A, B);
   TENAX_CHECK_GRADS(fr, A, Tensor<T>::randn({2, 4, 3}, 138));
   // Both batches broadcast: A (4, 4, 1, 2) against B (4, 2, 3, 1) gives (4, 2, 3, 2).
@@ -140,7 +140,7 @@ TYPED_TEST(LinalgGradSolve, SolveBroadcastsA) {
       const auto Aij = A2.slice(3, j, j + 1).slice(2, 0, 1).reshape(tx::Shape{4, 4});
       const auto Bij = B2.slice(2, i, i + 1).reshape(tx::Shape{4, 2});
       const auto Xij = X2.slice(3, j, j + 1).slice(2, i, i + 1).reshape(tx::Shape{4, 2});
-      expect_close("broadcast element", values(Xij), values(f(Aij, Bij)), 1e-14);
+      expect_close(values(Xij), values(f(Aij, Bij)), 1e-14, "broadcast element");
     }
   TENAX_CHECK_GRADS(f, A2, B2);
 }
@@ -166,7 +166,7 @@ TYPED_TEST(LinalgGradSolve, Inv) {
   using T = TypeParam;
   auto f = [](const auto& A) { return la::inv(A); };
   const auto A = well_conditioned<T>(4, {}, 151);
-  expect_close("A inv(A) = I", values(tx::matmul(A, f(A))), values(Tensor<T>::eye(4)), 1e-13);
+  expect_close(values(tx::matmul(A, f(A))), values(Tensor<T>::eye(4)), 1e-13, "A inv(A) = I");
   TENAX_CHECK_GRADS(f, A);
   const auto Ab = well_conditioned<T>(3, {3}, 152);
   TENAX_CHECK_GRADS(f, Ab);
@@ -397,7 +397,7 @@ TYPED_TEST(LinalgGradSolve, SlogdetBothOutputs) {
   const auto P = Tensor<T>::from_row_major({3, 3}, {T(0), T(1), T(0), T(1), T(0), T(0), T(0), T(0), T(1)});
   for (const auto& A : {well_conditioned<T>(4, {}, 171), tx::matmul(P, well_conditioned<T>(3, {}, 172))}) {
     const auto [s, l] = la::slogdet(A);
-    expect_close("sign exp(logabs) = det", values(tx::mul(s, tx::cast<T>(tx::exp(l)))), values(la::det(A)), 1e-14);
+    expect_close(values(tx::mul(s, tx::cast<T>(tx::exp(l)))), values(la::det(A)), 1e-14, "sign exp(logabs) = det");
     TENAX_CHECK_GRADS(fs, A);
     TENAX_CHECK_GRADS(fl, A);
     TENAX_CHECK_GRADS(both, A);
@@ -433,8 +433,8 @@ TYPED_TEST(LinalgGradSolve, SolveTriangularAllFlags) {
           if (unit) Tm = tx::add(Tm, Tensor<T>::eye(n));
           const auto X = f(A, B);
           const auto opT = apply_op(Tm, t);
-          expect_close("triangular solve residual", values(left ? tx::matmul(opT, X) : tx::matmul(X, opT)), values(B),
-                       1e-13);
+          expect_close(values(left ? tx::matmul(opT, X) : tx::matmul(X, opT)), values(B), 1e-13,
+                       "triangular solve residual");
           TENAX_CHECK_GRADS(f, A, B);
         }
 }
@@ -496,8 +496,8 @@ TYPED_TEST(LinalgGradSolve, TriangularMatmulAllFlags) {
           Tensor<T> Tm = upper ? tx::triu(A, unit ? 1 : 0) : tx::tril(A, unit ? -1 : 0);
           if (unit) Tm = tx::add(Tm, Tensor<T>::eye(n));
           const auto opT = apply_op(Tm, t);
-          expect_close("triangular product", values(f(A, B)), values(left ? tx::matmul(opT, B) : tx::matmul(B, opT)),
-                       1e-14);
+          expect_close(values(f(A, B)), values(left ? tx::matmul(opT, B) : tx::matmul(B, opT)), 1e-14,
+                       "triangular product");
           TENAX_CHECK_GRADS(f, A, B);
           // The other triangle of A is not read: its gradient is zero.
           const auto Ar = A.requires_grad();
@@ -532,7 +532,7 @@ TYPED_TEST(LinalgGradSolve, LuSolveWrtB) {
       using S = scalar_of<decltype(B)>;
       return la::lu_solve(tx::cast<S>(LU), piv, B, t);
     };
-    expect_close("lu_solve == solve(op(A), B)", values(f(B)), values(la::solve(apply_op(A, t), B)), 1e-13);
+    expect_close(values(f(B)), values(la::solve(apply_op(A, t), B)), 1e-13, "lu_solve == solve(op(A), B)");
     TENAX_CHECK_GRADS(f, B);
   }
 }
@@ -580,7 +580,7 @@ TYPED_TEST(LinalgGradSolve, CholeskySolve) {
     SCOPED_TRACE(upper ? "upper" : "lower");
     const auto F = la::cholesky(A, upper);
     auto f = [upper](const auto& F, const auto& B) { return la::cholesky_solve(F, B, upper); };
-    expect_close("cholesky_solve == solve(A, B)", values(f(F, B)), values(la::solve(A, B)), 1e-13);
+    expect_close(values(f(F, B)), values(la::solve(A, B)), 1e-13, "cholesky_solve == solve(A, B)");
     TENAX_CHECK_GRADS(f, F, B);
     // Through cholesky, on the Hermitian wrapper A0 + A0^H (cholesky's rule wants Hermitian
     // directions, as in test_linalg_grad_factor): the derivatives of solve(A0 + A0^H, B).
@@ -595,7 +595,7 @@ TYPED_TEST(LinalgGradSolve, CholeskySolve) {
     const auto Bb = Tensor<T>::randn({4, 2, 3}, 243);
     const auto X = f(F, Bb);
     ASSERT_EQ(X.shape(), (tx::Shape{4, 2, 3}));
-    expect_close("broadcast factor == solve", values(X), values(la::solve(A, Bb)), 1e-13);
+    expect_close(values(X), values(la::solve(A, Bb)), 1e-13, "broadcast factor == solve");
     expect_batch_matches_loop(f, la::cholesky(herm(tx::lgtest::spd_input<T>(3, {2}, 244)), upper),
                               Tensor<T>::randn({3, 2, 2}, 245));
   }
@@ -624,7 +624,7 @@ TYPED_TEST(LinalgGradSolve, LuSolveBroadcastsLU) {
     SCOPED_TRACE(trans_name(t));
     const auto X = la::lu_solve(LU, piv, B, t);
     ASSERT_EQ(X.shape(), (tx::Shape{4, 2, 3}));
-    expect_close("== solve(op(A), B)", values(X), values(la::solve(apply_op(A, t), B)), 1e-13);
+    expect_close(values(X), values(la::solve(apply_op(A, t), B)), 1e-13, "== solve(op(A), B)");
     auto f = [piv, t](const auto& LU, const auto& B) { return la::lu_solve(LU, piv, B, t); };
     TENAX_CHECK_GRADS(f, LU, B);
   }
@@ -633,7 +633,7 @@ TYPED_TEST(LinalgGradSolve, LuSolveBroadcastsLU) {
   const auto piv1 = piv.reshape({4, 1});
   EXPECT_EQ(la::lu_solve(LU1, piv1, B).shape(), (tx::Shape{4, 2, 3}));
   const auto B23 = Tensor<T>::randn({4, 2, 1, 3}, 233);
-  expect_close("LU [1] vs B [1, 3]", values(la::lu_solve(LU1, piv1, B23)), values(la::solve(A, B23)), 1e-13);
+  expect_close(values(la::lu_solve(LU1, piv1, B23)), values(la::solve(A, B23)), 1e-13, "LU [1] vs B [1, 3]");
 }
 
 TYPED_TEST(LinalgGradSolve, LuSolveBatchedAndViews) {

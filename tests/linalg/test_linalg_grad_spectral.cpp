@@ -3,7 +3,7 @@
 // second order, float32 vs float64; for float64 and complex128. Plus batched == loop over the
 // batch, and non-contiguous views == contiguous copies.
 //
-// Conventions (MATH.md sections 5, 6, 8): eigh follows PyTorch (tangents Hermitian, gradient
+// Conventions (docs/MATH.md sections 5, 6, 8): eigh follows PyTorch (tangents Hermitian, gradient
 // Hermitian), so it is tested through eigh(A + A^H). Eigen/singular vectors are only defined up to
 // a sign (real) or phase (complex) per column, so they are tested through gauge-invariant probes
 // (eigenvalues, V diag(c) V^H, |V|; S, U diag(c) V^H, |U|, |Vh|), except with canonical_gauge =
@@ -98,7 +98,7 @@ template <class Op, class T>
 void expect_value_under_ad_close(Op op, const Tensor<T>& A, double rtol) {
   const auto plain = op(A);
   const auto [y, dy] = tx::jvp(op, A, Tensor<T>::randn(A.shape(), 77));
-  expect_close("value with AD vs without", values(y), values(plain), rtol);
+  expect_close(values(y), values(plain), rtol, "value with AD vs without");
 }
 
 }  // namespace
@@ -114,9 +114,9 @@ TYPED_TEST(LinalgGradSpectral, EighProbes) {
       SCOPED_TRACE("n = " + std::to_string(n));
       const auto A = eigh_input<T>(n, {}, 400 + static_cast<std::uint64_t>(n) + (upper ? 10 : 0));
       const auto [w, V] = la::eigh(herm(A), upper);
-      expect_close("eigenvalues", values(w), values(Tensor<double>::from_col_major({n}, tx::lgtest::spread(n))), 1e-13);
-      expect_close("V diag(w) V^H = A + A^H", values(tx::matmul(tx::mul(V, tx::cast<T>(w.reshape({1, n}))), V.mH())),
-                   values(herm(A)), 1e-13);
+      expect_close(values(w), values(Tensor<double>::from_col_major({n}, tx::lgtest::spread(n))), 1e-13, "eigenvalues");
+      expect_close(values(tx::matmul(tx::mul(V, tx::cast<T>(w.reshape({1, n}))), V.mH())), values(herm(A)), 1e-13,
+                   "V diag(w) V^H = A + A^H");
       TENAX_CHECK_GRADS(p.values_probe(), A);
       TENAX_CHECK_GRADS(p.vcv_probe(), A);
       TENAX_CHECK_GRADS(p.absv_probe(), A);
@@ -154,7 +154,7 @@ TYPED_TEST(LinalgGradSpectral, Eigvalsh) {
   for (std::int64_t n : {3, 6}) {
     SCOPED_TRACE("n = " + std::to_string(n));
     const auto A = eigh_input<T>(n, {}, 430 + static_cast<std::uint64_t>(n));
-    expect_close("eigvalsh == eigh values", values(f(A)), values(la::eigh(herm(A)).first), 1e-14);
+    expect_close(values(f(A)), values(la::eigh(herm(A)).first), 1e-14, "eigvalsh == eigh values");
     TENAX_CHECK_GRADS(f, A);
     TENAX_CHECK_GRADS(fu, A);
   }
@@ -203,8 +203,8 @@ TYPED_TEST(LinalgGradSpectral, SvdProbes) {
     const auto [U, S, Vh] = la::svd(A);
     EXPECT_EQ(U.shape(), mshape(m, k));
     EXPECT_EQ(Vh.shape(), mshape(k, n));
-    expect_close("U diag(S) Vh = A", values(tx::matmul(tx::mul(U, tx::cast<T>(S.reshape({1, k}))), Vh)), values(A),
-                 1e-13);
+    expect_close(values(tx::matmul(tx::mul(U, tx::cast<T>(S.reshape({1, k}))), Vh)), values(A), 1e-13,
+                 "U diag(S) Vh = A");
     TENAX_CHECK_GRADS(s_probe(false), A);
     TENAX_CHECK_GRADS(s_probe(true), A);
     TENAX_CHECK_GRADS(usv_probe(false), A);
@@ -222,8 +222,8 @@ TYPED_TEST(LinalgGradSpectral, SvdCanonicalGaugeRawUV) {
     const auto A = svd_input<T>(m, n, {}, seed += 2);
     const auto [U, S, Vh] = la::svd(A, false, la::Degeneracy{}, true);
     const std::int64_t k = std::min(m, n);
-    expect_close("canonical U diag(S) Vh = A", values(tx::matmul(tx::mul(U, tx::cast<T>(S.reshape({1, k}))), Vh)),
-                 values(A), 1e-13);
+    expect_close(values(tx::matmul(tx::mul(U, tx::cast<T>(S.reshape({1, k}))), Vh)), values(A), 1e-13,
+                 "canonical U diag(S) Vh = A");
     TENAX_CHECK_GRADS(canonical_u(), A);
     TENAX_CHECK_GRADS(canonical_vh(), A);
   }
@@ -239,7 +239,7 @@ TYPED_TEST(LinalgGradSpectral, Svdvals) {
   for (auto [m, n] : kShapes) {
     SCOPED_TRACE(shape_name(m, n));
     const auto A = svd_input<T>(m, n, {}, seed += 2);
-    expect_close("svdvals == svd S", values(f(A)), values(std::get<1>(la::svd(A))), 1e-14);
+    expect_close(values(f(A)), values(std::get<1>(la::svd(A))), 1e-14, "svdvals == svd S");
     TENAX_CHECK_GRADS(f, A);
   }
 }

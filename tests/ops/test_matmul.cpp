@@ -36,8 +36,9 @@ template <class T>
 void expect_naive(const Tensor<T>& a, const Tensor<T>& b) {
   const auto c = tx::matmul(a, b);
   ASSERT_EQ(c.shape(), (Shape{a.size(0), b.size(1)}));
-  tx::testing::expect_close("matmul vs naive", tx::testing::values(c),
-                            tx::testing::values(Tensor<T>::from_col_major(c.shape(), naive(a, b))), 1e-14);
+  tx::testing::expect_close(tx::testing::values(c),
+                            tx::testing::values(Tensor<T>::from_col_major(c.shape(), naive(a, b))), 1e-14,
+                            "matmul vs naive");
 }
 
 // Slice b of the trailing batch dimension of a rank-3 tensor (size-1 dimensions broadcast).
@@ -79,8 +80,9 @@ TEST(Matmul, Batched) {
     const auto c = tx::matmul(a, b);
     ASSERT_EQ(c.shape(), (Shape{3, 2, 5}));
     for (std::int64_t i = 0; i < 5; ++i)
-      tx::testing::expect_close("batch " + std::to_string(i), tx::testing::values(batch(c, i)),
-                                tx::testing::values(tx::matmul(batch(a, i), batch(b, i))), 0);
+      tx::testing::expect_close(tx::testing::values(batch(c, i)),
+                                tx::testing::values(tx::matmul(batch(a, i), batch(b, i))), 0,
+                                "batch " + std::to_string(i));
     TENAX_CHECK_GRADS(mm, a, b);
     const auto za = Tensor<C>::randn(sa, ++seed), zb = Tensor<C>::randn(sb, ++seed);
     TENAX_CHECK_GRADS(mm, za, zb);
@@ -102,8 +104,8 @@ TEST(Matmul, StridedOperandsMatchContiguous) {
     EXPECT_FALSE(a.is_contiguous());
     EXPECT_FALSE(b.is_contiguous());
     expect_naive(a, b);
-    tx::testing::expect_close("view vs contiguous", tx::testing::values(tx::matmul(a, b)),
-                              tx::testing::values(tx::matmul(tx::clone(a), tx::clone(b))), 1e-15);
+    tx::testing::expect_close(tx::testing::values(tx::matmul(a, b)),
+                              tx::testing::values(tx::matmul(tx::clone(a), tx::clone(b))), 1e-15, "view vs contiguous");
     expect_layout_invariant(mm, a, b);
     TENAX_CHECK_GRADS(mm, a, b);
   }
@@ -113,8 +115,8 @@ TEST(Matmul, StridedOperandsMatchContiguous) {
   expect_layout_invariant(mm, ab, bb);
   TENAX_CHECK_GRADS(mm, ab, bb);
   const auto q = Tensor<C>::randn({4, 3}, 7);
-  tx::testing::expect_close("A^H B", tx::testing::values(tx::matmul(q.mH(), Tensor<C>::eye(4))),
-                            tx::testing::values(tx::contiguous(q.mH())), 0);
+  tx::testing::expect_close(tx::testing::values(tx::matmul(q.mH(), Tensor<C>::eye(4))),
+                            tx::testing::values(tx::contiguous(q.mH())), 0, "A^H B");
   // Expanded (stride-0) operands.
   const auto row = Tensor<double>::randn({1, 4}, 8).expand({3, 4});
   expect_naive(row, Tensor<double>::randn({4, 2}, 9));

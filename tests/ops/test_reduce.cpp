@@ -65,16 +65,16 @@ void reduce_suite(Red red, RedAll red_all, T init, Op op, const Tensor<T>& x, do
       const auto y = f(x);
       EXPECT_EQ(y.shape(), reduced(x.shape(), axes, keepdim));
       tx::testing::expect_close(
-          "values", tx::testing::values(y),
-          tx::testing::values(Tensor<T>::from_col_major(y.shape(), ref_reduce(x, axes, init, op))), vtol);
+          tx::testing::values(y),
+          tx::testing::values(Tensor<T>::from_col_major(y.shape(), ref_reduce(x, axes, init, op))), vtol, "values");
       TENAX_CHECK_GRADS(f, x);
     }
   auto all = [&](const auto& t) { return red_all(t); };
   const auto y = all(x);
   EXPECT_EQ(y.shape(), Shape{});
-  tx::testing::expect_close("values", tx::testing::values(y),
+  tx::testing::expect_close(tx::testing::values(y),
                             tx::testing::values(Tensor<T>::from_col_major({}, ref_reduce(x, {0, 1, 2}, init, op))),
-                            vtol);
+                            vtol, "values");
   TENAX_CHECK_GRADS(all, x);
   // Views, a rank-0 input, and a reduction that leaves a size-1 dimension.
   auto f1 = [&](const auto& t) { return red(t, Axes{1}, false); };

@@ -1,5 +1,5 @@
 #pragma once
-// Generic AD checks for tenax ops (TESTING.md "Every differentiable op", MATH.md section 8).
+// Generic AD checks for tenax ops (TESTING.md "Every differentiable op", docs/MATH.md section 8).
 //
 //   TENAX_CHECK_GRADS(f, x, y);                  // f: (Tensor<T>...) -> Tensor<U>
 //   tenax::testing::expect_ad(opts, f, x, y);    // the same with options
@@ -35,6 +35,8 @@
 #include <vector>
 
 #include <tenax/tenax.hpp>
+
+#include "support/expect.hpp"
 
 namespace tenax::testing {
 
@@ -73,21 +75,7 @@ scalar_of<X> lit(const X&, double v) {
   return scalar_of<X>(v);
 }
 
-using Vec = std::vector<std::complex<double>>;
-
-// All elements as complex128, column-major.
-template <class T>
-Vec values(const Tensor<T>& t) {
-  Vec r;
-  for (const T& v : t.to_vector()) r.emplace_back(std::complex<double>(v));
-  return r;
-}
-inline double dot(const Vec& a, const Vec& b) {  // Re <a, b>
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += std::real(std::conj(a[i]) * b[i]);
-  return s;
-}
-inline double norm(const Vec& a) { return std::sqrt(dot(a, a)); }
+// Vec, values, dot, norm and expect_close: support/expect.hpp.
 inline double max_abs(const Vec& a) {
   double m = 0;
   for (auto v : a) m = std::max(m, std::abs(v));
@@ -103,16 +91,6 @@ inline Vec add(Vec a, const Vec& b) {
   return a;
 }
 inline void append(Vec& a, const Vec& b) { a.insert(a.end(), b.begin(), b.end()); }
-
-// ||a - b|| <= rtol max(||a||, ||b||) + atol, reported with context.
-inline void expect_close(const std::string& what, const Vec& a, const Vec& b, double rtol, double atol = 0) {
-  ASSERT_EQ(a.size(), b.size()) << what;
-  Vec d = a;
-  for (std::size_t i = 0; i < d.size(); ++i) d[i] -= b[i];
-  const double err = norm(d), scale = std::max(norm(a), norm(b));
-  EXPECT_LE(err, rtol * scale + atol) << what << ": |a-b| = " << err << ", |a| = " << norm(a) << ", |b| = " << norm(b)
-                                      << " (rtol " << rtol << ", atol " << atol << ")";
-}
 
 // A contiguous tensor of type T holding v.
 template <class T>
@@ -240,7 +218,7 @@ void expect_ad(const GradOptions& o, F&& f, const Tensor<T>&... x_in) {
   (Seq{});
   {
     const auto [fd, noise] = central([&](const auto&... a) { return values(f(a...)); }, d);
-    expect_close("(a) JVP vs central differences", jdv, fd, o.fd_rtol, noise);
+    expect_close(jdv, fd, o.fd_rtol, noise, "(a) JVP vs central differences");
   }
 
   // (b) per input: tenax::jvp and tenax::vjp, adjoint identity; their sum is the joint JVP.
@@ -252,9 +230,9 @@ void expect_ad(const GradOptions& o, F&& f, const Tensor<T>&... x_in) {
     auto fi = [&](const Tensor<Ti>& xi) { return call_replacing<I>(f, x, xi); };
     const auto [yi, ji] = tenax::jvp(fi, std::get<I>(x), std::get<I>(d));
     EXPECT_EQ(ji.shape(), y.shape());
-    expect_close("jvp value", values(yi), yv, 0);
+    expect_close(values(yi), yv, 0, "jvp value");
     const auto [yb, pullback] = tenax::vjp(fi, std::get<I>(x));
-    expect_close("vjp value", values(yb), yv, 0);
+    expect_close(values(yb), yv, 0, "vjp value");
     const Tensor<Ti> gi = pullback(w);
     EXPECT_EQ(gi.shape(), std::get<I>(x).shape()) << "VJP shape";
     std::get<I>(pullbacks) = gi;
@@ -267,12 +245,12 @@ void expect_ad(const GradOptions& o, F&& f, const Tensor<T>&... x_in) {
   };
   [&]<std::size_t... I>(std::index_sequence<I...>) { (per_input(std::integral_constant<std::size_t, I>{}), ...); }
   (Seq{});
-  expect_close("(b) sum of per-input JVPs vs joint JVP", jsum, jdv, o.exact_rtol);
+  expect_close(jsum, jdv, o.exact_rtol, "(b) sum of per-input JVPs vs joint JVP");
 
   const auto g = as_tuple(std::apply([&](const auto&... a) { return tenax::grad(loss, a...); }, x));
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (expect_close("(b) grad of Re<W, f> vs vjp, input " + std::to_string(I), values(std::get<I>(g)),
-                  values(std::get<I>(pullbacks)), o.exact_rtol),
+    (expect_close(values(std::get<I>(g)), values(std::get<I>(pullbacks)), o.exact_rtol,
+                  "(b) grad of Re<W, f> vs vjp, input " + std::to_string(I)),
      ...);
   }
   (Seq{});
@@ -298,8 +276,8 @@ void expect_ad(const GradOptions& o, F&& f, const Tensor<T>&... x_in) {
             return r;
           },
           v);
-      expect_close("(c) HVP (forward over reverse) vs central differences of the gradient", hv_all, fd, o.fd_rtol,
-                   noise);
+      expect_close(hv_all, fd, o.fd_rtol, noise,
+                   "(c) HVP (forward over reverse) vs central differences of the gradient");
       // Reverse over reverse: the gradient of sum_i Re<v_i, grad_i L>.
       const auto rr = as_tuple(tenax::grad(
           [&](const auto&... a) {
@@ -309,20 +287,20 @@ void expect_ad(const GradOptions& o, F&& f, const Tensor<T>&... x_in) {
           std::get<I>(x)...));
       Vec rv;
       (append(rv, values(std::get<I>(rr))), ...);
-      expect_close("(c) reverse over reverse vs forward over reverse", rv, hv_all, 1e3 * o.exact_rtol,
-                   1e3 * o.exact_rtol * norm(gnorm) + 1e-300);
+      expect_close(rv, hv_all, 1e3 * o.exact_rtol, 1e3 * o.exact_rtol * norm(gnorm) + 1e-300,
+                   "(c) reverse over reverse vs forward over reverse");
       if (o.reverse_over_forward) {
         const auto rf = as_tuple(tenax::grad(
             [&](const auto&... a) { return re_inner(w, tangent_or_zeros(f(seeded(a, std::get<I>(v))...))); },
             std::get<I>(x)...));
         Vec fv;
         (append(fv, values(std::get<I>(rf))), ...);
-        expect_close("(c) reverse over forward vs forward over reverse", fv, hv_all, 1e3 * o.exact_rtol,
-                     1e3 * o.exact_rtol * norm(gnorm) + 1e-300);
+        expect_close(fv, hv_all, 1e3 * o.exact_rtol, 1e3 * o.exact_rtol * norm(gnorm) + 1e-300,
+                     "(c) reverse over forward vs forward over reverse");
       }
       if constexpr (N == 1) {
         const auto hp = tenax::hvp(loss, std::get<0>(x), std::get<0>(v));
-        expect_close("(c) tenax::hvp vs forward over reverse", values(hp), hv_all, o.exact_rtol);
+        expect_close(values(hp), hv_all, o.exact_rtol, "(c) tenax::hvp vs forward over reverse");
       }
     }
     (Seq{});
@@ -335,13 +313,13 @@ void expect_ad(const GradOptions& o, F&& f, const Tensor<T>&... x_in) {
       const std::tuple<Tensor<lower_t<T>>...> x32{cast<lower_t<T>>(x_in)...};
       const auto y32 = std::apply(f, x32);
       static_assert(std::is_same_v<std::remove_cvref_t<decltype(y32)>, W32>, "f32 input must give an f32 output");
-      expect_close("(d) float32 value vs float64", values(y32), yv, o.f32_rtol);
+      expect_close(values(y32), yv, o.f32_rtol, "(d) float32 value vs float64");
       const W32 w32 = cast<lower_t<U>>(w);
       auto loss32 = [&](const auto&... a) { return re_inner(w32, f(a...)); };
       const auto g32 = as_tuple(std::apply([&](const auto&... a) { return tenax::grad(loss32, a...); }, x32));
       [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (expect_close("(d) float32 gradient vs float64, input " + std::to_string(I), values(std::get<I>(g32)),
-                      values(std::get<I>(g)), o.f32_rtol),
+        (expect_close(values(std::get<I>(g32)), values(std::get<I>(g)), o.f32_rtol,
+                      "(d) float32 gradient vs float64, input " + std::to_string(I)),
          ...);
       }
       (Seq{});
@@ -351,7 +329,7 @@ void expect_ad(const GradOptions& o, F&& f, const Tensor<T>&... x_in) {
   }
   // Nothing above may write into the inputs.
   std::size_t k = 0;
-  ((expect_close("input " + std::to_string(k) + " unchanged", values(x_in), x_before[k], 0), ++k), ...);
+  ((expect_close(values(x_in), x_before[k], 0, "input " + std::to_string(k) + " unchanged"), ++k), ...);
 }
 
 template <class F, class... T>
@@ -364,19 +342,19 @@ template <class F, class... T>
 void expect_layout_invariant(F&& f, const Tensor<T>&... x) {
   const auto y = f(x...);
   const auto yc = f(clone(x).detach()...);
-  expect_close("value: view vs contiguous", values(y), values(yc), 1e-14);
+  expect_close(values(y), values(yc), 1e-14, "value: view vs contiguous");
   const auto w = std::remove_cvref_t<decltype(y)>::randn(y.shape(), 1);
   auto loss = [&](const auto&... a) { return re_inner(w, f(a...)); };
   const auto d = random_like(std::tuple<Tensor<T>...>{x...}, 100);
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     const auto ga = as_tuple(tenax::grad(loss, x...));
     const auto gb = as_tuple(tenax::grad(loss, clone(x).detach()...));
-    (expect_close("gradient: view vs contiguous, input " + std::to_string(I), values(std::get<I>(ga)),
-                  values(std::get<I>(gb)), 1e-14),
+    (expect_close(values(std::get<I>(ga)), values(std::get<I>(gb)), 1e-14,
+                  "gradient: view vs contiguous, input " + std::to_string(I)),
      ...);
     const auto ja = tangent_or_zeros(f(seeded(x, std::get<I>(d))...));
     const auto jb = tangent_or_zeros(f(seeded(clone(x).detach(), std::get<I>(d))...));
-    expect_close("JVP: view vs contiguous", values(ja), values(jb), 1e-14);
+    expect_close(values(ja), values(jb), 1e-14, "JVP: view vs contiguous");
   }
   (std::index_sequence_for<T...>{});
 }
@@ -412,7 +390,7 @@ Tensor<T> noncontiguous(const Tensor<T>& x) {
   } while (0)
 
 // eigvalsh and svdvals compute the vectors their rules need only when a derivative may be taken
-// (MATH.md sections 5, 6; one LAPACK call either way, which test_linalg_counts pins), so their value
+// (docs/MATH.md sections 5, 6; one LAPACK call either way, which test_linalg_counts pins), so their value
 // under AD comes from another LAPACK path (jobz 'V'/'S' instead of 'N') and differs from the value
 // without AD by rounding. The harness compares those values bit for bit, so these probes take their
 // value from a call without AD and all derivatives from the call with AD: plain + (y - detach(y))

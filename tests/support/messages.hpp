@@ -1,5 +1,8 @@
 #pragma once
 // Helpers for tests that check error messages.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
 #include <string>
 
 #include "tenax/core/error.hpp"
@@ -17,6 +20,20 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return "";
+}
+
+// Runs f, expecting a tenax::Error whose message begins with `prefix` and contains every string
+// in `parts`.
+template <class F>
+void expect_error(F&& f, const std::string& prefix, std::initializer_list<std::string> parts = {}) {
+  try {
+    f();
+    ADD_FAILURE() << "expected tenax::Error beginning with " << prefix;
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind(prefix, 0), 0u) << "message: " << m;
+    for (const auto& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' missing from: " << m;
+  }
 }
 
 // s with every occurrence of from replaced by to: a device's error message read as the CPU's
