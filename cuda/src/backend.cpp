@@ -7,6 +7,7 @@
 
 #include "../../src/core/registry.hpp"
 #include "tenax/backend/cuda.hpp"
+#include "tenax/backend/generic_linalg.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/reduce.hpp"
@@ -170,6 +171,35 @@ class CudaLinalg final : public BatchedLinalg<T> {
     l.ptr[1] = reinterpret_cast<char*>(v.mutable_data());
     cuda::map<T, fn::Conj, T>(dev, fn::Conj{}, l);
   }
+
+  // The factorizations: the routines above plus tensor ops (backend/generic_linalg.hpp).
+  using I32 = Tensor<std::int32_t>;
+  std::tuple<Tensor<T>, I32> cholesky(const Tensor<T>& A) const override { return generic::cholesky(A); }
+  std::tuple<Tensor<T>, Tensor<T>> qr(const Tensor<T>& A, bool complete, bool compute_q,
+                                      bool positive_diag) const override {
+    return generic::qr(A, complete, compute_q, positive_diag);
+  }
+  std::tuple<Tensor<R>, Tensor<T>, I32, Tensor<T>> eigh(const Tensor<T>& A, bool upper, bool vectors,
+                                                        bool canonical) const override {
+    return generic::eigh(A, upper, vectors, canonical);
+  }
+  std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32, Tensor<T>> svd(const Tensor<T>& A, bool full_matrices,
+                                                                  bool compute_uv, bool canonical) const override {
+    return generic::svd(A, full_matrices, compute_uv, canonical);
+  }
+  std::tuple<Tensor<T>, I32, I32> lu_factor(const Tensor<T>& A) const override { return generic::lu_factor(A); }
+  std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, I32, I32> lu(const Tensor<T>& A) const override { return generic::lu(A); }
+  std::tuple<Tensor<T>, Tensor<T>, I32, I32> solve(const Tensor<T>& A, const Tensor<T>& B) const override {
+    return generic::solve(A, B);
+  }
+  std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32> slogdet(const Tensor<T>& A) const override {
+    return generic::slogdet(A);
+  }
+  std::tuple<Tensor<T>, Tensor<T>, I32> det(const Tensor<T>& A) const override { return generic::det(A); }
+  Tensor<T> triangular_op(TriangularBlas r, const Tensor<T>& A, const Tensor<T>& B, bool left, bool upper, bool unit,
+                          blas::Trans trans) const override {
+    return generic::triangular_op(r, A, B, left, upper, unit, trans);
+  }
 };
 
 // The element types of the device kernels by size (bit copies; no dtype is 2 bytes wide).
@@ -191,13 +221,6 @@ void by_size(std::size_t bytes, F&& f) {
 
 class CudaKernels final : public DeviceKernels {
  public:
-  void fill(int dev, void* p, std::int64_t n, const void* value, std::size_t bytes) const override {
-    by_size(bytes, [&]<class U>(U) {
-      U v;
-      std::memcpy(static_cast<void*>(&v), value, sizeof(U));
-      cuda::fill<U>(dev, v, static_cast<U*>(p), n);
-    });
-  }
   void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch, void* p,
                      std::size_t bytes) const override {
     by_size(bytes, [&]<class U>(U) { cuda::zero_triangle<U>(dev, lower, k, m, n, batch, static_cast<U*>(p)); });
@@ -230,8 +253,19 @@ const Backend& cuda_backend() {
 
 }  // namespace
 
+template <class U>
+void cuda_fill(int dev, void* p, std::int64_t n, const void* value) {
+  U v;
+  std::memcpy(static_cast<void*>(&v), value, sizeof(U));
+  cuda::fill<U>(dev, v, static_cast<U*>(p), n);
+}
+
 void add_linked_backends(DeviceTable& table) {
   table[kCuda] = {&cuda::copy_bytes, &cuda::allocator, &cuda_backend()};
+  FillKernel<1>::on[kCuda] = &cuda_fill<bool>;
+  FillKernel<4>::on[kCuda] = &cuda_fill<std::int32_t>;
+  FillKernel<8>::on[kCuda] = &cuda_fill<std::int64_t>;
+  FillKernel<16>::on[kCuda] = &cuda_fill<c128>;
   register_maps();
   register_reductions();
 }

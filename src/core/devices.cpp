@@ -5,7 +5,6 @@
 
 #include "registry.hpp"
 #include "tenax/core/deferred_checks.hpp"
-#include "tenax/core/device_fill.hpp"
 #include "tenax/core/error.hpp"
 
 namespace tenax::detail {
@@ -47,7 +46,7 @@ void copy_bytes(void* dst, Device dst_dev, const void* src, Device src_dev, std:
   if (dst_dev.is_cpu()) run_deferred_checks(src_dev);
 }
 
-bool has_backend(Device d) { return registry()[kind_index(d)].backend != nullptr; }
+bool device_backend_built(Device d) { return registry()[kind_index(d)].backend != nullptr; }
 
 const Backend& backend_for(std::string_view op, Device d) {
   const Backend* b = registry()[kind_index(d)].backend;
@@ -58,10 +57,6 @@ const Backend& backend_for(std::string_view op, Device d) {
 
 void fail_no_linalg(std::string_view op, Device d, const char* dtype) {
   fail(op, "no ", dtype, " kernel for device ", d.str());
-}
-
-void fill_bytes(std::string_view op, Device d, void* p, std::int64_t n, const void* value, std::size_t bytes) {
-  if (n > 0) backend_for(op, d).kernels->fill(d.index, p, n, value, bytes);
 }
 
 }  // namespace tenax::detail

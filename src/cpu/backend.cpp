@@ -6,73 +6,13 @@
 #include <cstring>
 
 #include "../core/registry.hpp"
+#include "cpu_linalg.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/backend/tiny_pivots.hpp"
 #include "tenax/core/error.hpp"
 
 namespace tenax::detail {
 namespace {
-
-std::int64_t ld(std::int64_t rows) { return std::max<std::int64_t>(1, rows); }
-
-template <class T>
-class CpuLinalg final : public BatchedLinalg<T> {
- public:
-  using R = real_t<T>;
-  void gemm(int, blas::Trans ta, blas::Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
-            std::int64_t lda, std::int64_t sa, const T* b, std::int64_t ldb, std::int64_t sb, T* c, std::int64_t ldc,
-            std::int64_t sc, std::int64_t batch) const override {
-    for (std::int64_t i = 0; i < batch; ++i)
-      cpu::gemm<T>(ta, tb, m, n, k, T(1), a + i * sa, lda, b + i * sb, ldb, T(0), c + i * sc, ldc);
-  }
-  void triangular(int, TriangularBlas r, blas::Side side, blas::Uplo uplo, blas::Trans trans, blas::Diag diag,
-                  std::int64_t m, std::int64_t n, const T* a, const std::int64_t* aoff, std::int64_t lda, T* x,
-                  std::int64_t batch) const override {
-    for (std::int64_t b = 0; b < batch; ++b) {
-      T* xb = x + b * m * n;
-      if (r == TriangularBlas::trsm)
-        cpu::trsm<T>(side, uplo, trans, diag, m, n, T(1), a + aoff[b], lda, xb, ld(m));
-      else
-        cpu::trmm<T>(side, uplo, trans, diag, m, n, T(1), a + aoff[b], lda, xb, ld(m));
-    }
-  }
-  void potrf(int, std::int64_t n, std::int64_t batch, T* a, std::int32_t* info) const override {
-    for (std::int64_t b = 0; b < batch; ++b) info[b] = cpu::potrf<T>(blas::Uplo::Lower, n, a + b * n * n, ld(n));
-  }
-  void getrf(int, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, std::int32_t* ipiv, std::int32_t* info,
-             const std::function<void(std::int64_t, T*)>& refill) const override {
-    const std::int64_t k = std::min(m, n);
-    for (std::int64_t b = 0; b < batch; ++b)
-      info[b] = cpu::getrf_exact<T>(m, n, a + b * m * n, ld(m), ipiv + b * k, [&](T* dst) { refill(b, dst); });
-  }
-  void getrs(int, blas::Trans trans, std::int64_t n, std::int64_t nrhs, std::int64_t batch, const T* lu,
-             const std::int32_t* ipiv, T* x) const override {
-    for (std::int64_t b = 0; b < batch; ++b)
-      cpu::getrs<T>(trans, n, nrhs, lu + b * n * n, ld(n), ipiv + b * n, x + b * n * nrhs, ld(n));
-  }
-  void geqrf(int, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, T* tau, std::int32_t* info) const override {
-    const std::int64_t kt = std::max<std::int64_t>(1, std::min(m, n));
-    for (std::int64_t b = 0; b < batch; ++b) info[b] = cpu::geqrf<T>(m, n, a + b * m * n, ld(m), tau + b * kt);
-  }
-  void orgqr(int, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, T* a, const T* tau,
-             std::int32_t* info) const override {
-    const std::int64_t kt = std::max<std::int64_t>(1, k);
-    for (std::int64_t b = 0; b < batch; ++b) info[b] = cpu::orgqr<T>(m, n, k, a + b * m * n, ld(m), tau + b * kt);
-  }
-  void syevd(int, bool vectors, blas::Uplo uplo, std::int64_t n, std::int64_t batch, T* a, R* w,
-             std::int32_t* info) const override {
-    for (std::int64_t b = 0; b < batch; ++b) info[b] = cpu::syevd<T>(vectors, uplo, n, a + b * n * n, ld(n), w + b * n);
-  }
-  void gesvd(int, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, R* s, T* u, std::int64_t uc, T* vh,
-             std::int64_t vr, std::int32_t* info) const override {
-    const std::int64_t k = std::min(m, n);
-    const bool vectors = u != nullptr;
-    const char jobz = !vectors ? 'N' : uc == k && vr == k ? 'S' : 'A';
-    for (std::int64_t b = 0; b < batch; ++b)
-      info[b] = cpu::gesdd<T>(jobz, m, n, a + b * m * n, ld(m), s + b * k, vectors ? u + b * m * uc : nullptr, ld(m),
-                              vectors ? vh + b * vr * n : nullptr, ld(vr));
-  }
-};
 
 // Elements of `bytes` bytes, as an unsigned integer type of that size or a pair of them.
 struct Bytes16 {
@@ -98,13 +38,6 @@ void by_size(std::size_t bytes, F&& f) {
 
 class CpuKernels final : public DeviceKernels {
  public:
-  void fill(int, void* p, std::int64_t n, const void* value, std::size_t bytes) const override {
-    by_size(bytes, [&]<class U>(U) {
-      U v;
-      std::memcpy(&v, value, sizeof(U));
-      std::fill_n(static_cast<U*>(p), n, v);
-    });
-  }
   void zero_triangle(int, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch, void* p,
                      std::size_t bytes) const override {
     by_size(bytes, [&]<class U>(U) {

@@ -3,6 +3,7 @@
 // tenax are filled when the registry starts (checked without a device).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <complex>
 #include <filesystem>
 #include <fstream>
@@ -55,7 +56,7 @@ TEST(Backend, CpuIsAlwaysRegistered) {
 // and dtypes from each of the lists the backend registers); without one they stay empty, and the
 // CPU's slot is always set.
 TEST(Backend, DeviceKernelSlotsAreFilledWhenBuilt) {
-  ASSERT_TRUE(d::has_backend(tx::Device::cpu()));  // the registry has started
+  (void)d::device_backend_built(tx::Device::cuda(0));  // the registry has started
   const int gpu = tx::kind_index(tx::Device::cuda(0)), host = tx::kind_index(tx::Device::cpu());
   const bool built = tx::config().cuda;
   using c128 = std::complex<double>;
@@ -71,14 +72,20 @@ TEST(Backend, DeviceKernelSlotsAreFilledWhenBuilt) {
   check(d::MapKernel<c128, tx::fn::Convert<c128>, std::int32_t>::on, "convert i32 -> c128");
   check(d::ReduceKernel<double, double, tx::fn::Add>::on, "sum f64");
   check(d::ReduceKernel<float, float, tx::fn::FoldMax>::on, "max f32");
+  check(d::FillKernel<1>::on, "fill 1 byte");
+  check(d::FillKernel<4>::on, "fill 4 bytes");
+  check(d::FillKernel<8>::on, "fill 8 bytes");
+  check(d::FillKernel<16>::on, "fill 16 bytes");
 }
 
 TEST(Backend, CpuKernelsFillZeroTrianglesAndPermuteRows) {
   const auto& k = *d::backend_for("test", tx::Device::cpu()).kernels;
   std::vector<std::complex<double>> z(5);
   const std::complex<double> v{1.5, -2};
-  k.fill(0, z.data(), 5, &v, sizeof v);
+  d::fill_elements("test", tx::Device::cpu(), z.data(), 5, v);
   for (const auto& e : z) EXPECT_EQ(e, v);
+  EXPECT_EQ(tx::Tensor<float>::full({3}, -0.0f).to_vector(), (std::vector<float>{-0.0f, -0.0f, -0.0f}));
+  EXPECT_TRUE(std::signbit(tx::Tensor<float>::full({3}, -0.0f).to_vector()[2]));
 
   // tril/triu of a 3 x 4 x 2 batch against the ops.
   for (bool lower : {true, false})

@@ -1,6 +1,6 @@
-// The device-neutral forwards of the linalg ops (`forward_generic`: provider calls over the batch
-// plus tensor ops, what runs on the GPU) run here on the CPU and must give exactly the fused CPU
-// forwards' results: same factors, same info codes, same NaN filling of failed matrices, same
+// The factorizations of a device backend (backend/generic_linalg.hpp: the backend's batched
+// routines plus tensor ops, what runs on the GPU) run here on the CPU and must give exactly the CPU
+// backend's fused kernels' results: same factors, same info codes, same NaN filling of failed matrices, same
 // errors; and for solve_triangular and triangular_matmul the same solves and products. This checks
 // the logic the CUDA path shares, with the CPU provider standing in for cuSOLVER and cuBLAS.
 #include <gtest/gtest.h>
@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include <tenax/backend/generic_linalg.hpp>
 #include <tenax/tenax.hpp>
 
+#include "support/matrices.hpp"
 #include "support/messages.hpp"
 
 namespace tx = tenax;
@@ -53,12 +55,18 @@ void expect_same_all(const std::tuple<X...>& g, const std::tuple<X...>& w, const
 // non-positive-definite one (p = 1) or puts a NaN into its lower triangle (p = 2).
 template <class T>
 Tensor<T> spd_batch(std::int64_t n, int poison = 0) {
-  auto a = Tensor<T>::randn({n, n, 3}, 7);
-  auto s = tx::add(tx::matmul(a, a.mH()), tx::mul(tx::Tensor<T>::eye(n), T(static_cast<double>(n))));
-  s = tx::contiguous(s);
+  auto s = tx::contiguous(tx::testing::spd<T>(n, {3}, 7));
   if (poison == 1) s.mutable_data()[n * n] = T(-100.0 * static_cast<double>(n));
   if (poison == 2 && n > 1) s.mutable_data()[n * n + 1] = T(std::nan(""));
   return s;
+}
+
+// The generic forward of solve_triangular (trsm) or triangular_matmul (trmm) with op's flags.
+template <class Op, class T>
+Tensor<T> generic_triangular(const Op& op, const Tensor<T>& A, const Tensor<T>& B) {
+  const auto r = std::is_same_v<Op, tx::ops::SolveTriangular> ? tx::detail::TriangularBlas::trsm
+                                                              : tx::detail::TriangularBlas::trmm;
+  return tx::detail::generic::triangular_op(r, A, B, op.left, op.upper, op.unit, op.trans);
 }
 
 template <class T>
@@ -66,11 +74,11 @@ void cholesky_cases() {
   for (std::int64_t n : {1, 4, 7})
     for (int poison : {0, 1, 2}) {
       const auto A = spd_batch<T>(n, poison);
-      expect_same_all(tx::ops::Cholesky{}.forward_generic(A), tx::ops::Cholesky{}.forward(A),
+      expect_same_all(tx::detail::generic::cholesky(A), tx::ops::Cholesky{}.forward(A),
                       "cholesky n=" + std::to_string(n) + " poison=" + std::to_string(poison));
     }
   const auto empty = Tensor<T>::zeros({0, 0, 2});
-  expect_same_all(tx::ops::Cholesky{}.forward_generic(empty), tx::ops::Cholesky{}.forward(empty), "cholesky empty");
+  expect_same_all(tx::detail::generic::cholesky(empty), tx::ops::Cholesky{}.forward(empty), "cholesky empty");
 }
 
 template <class T>
@@ -81,7 +89,7 @@ void eigh_cases() {
         for (int poison : {0, 2}) {
           const auto A = spd_batch<T>(5, poison);
           tx::ops::Eigh op{upper, vectors, vectors, tx::linalg::Degeneracy{}, canonical};
-          expect_same_all(op.forward_generic(A), op.forward(A),
+          expect_same_all(tx::detail::generic::eigh(A, upper, vectors, canonical), op.forward(A),
                           "eigh upper=" + std::to_string(upper) + " vectors=" + std::to_string(vectors) +
                               " canonical=" + std::to_string(canonical) + " poison=" + std::to_string(poison));
         }
@@ -95,7 +103,7 @@ void qr_cases() {
         for (bool positive : {false, true}) {
           const auto A = Tensor<T>::randn({m, n, 2}, 11);
           tx::ops::Qr op{complete, compute_q, positive};
-          expect_same_all(op.forward_generic(A), op.forward(A),
+          expect_same_all(tx::detail::generic::qr(A, complete, compute_q, positive), op.forward(A),
                           "qr " + std::to_string(m) + "x" + std::to_string(n) +
                               " complete=" + std::to_string(complete) + " q=" + std::to_string(compute_q) +
                               " positive=" + std::to_string(positive));
@@ -103,7 +111,7 @@ void qr_cases() {
   auto bad = tx::contiguous(Tensor<T>::randn({3, 3, 4}, 12));
   bad.mutable_data()[2 * 9 + 4] = T(INFINITY);
   const tx::ops::Qr op{false, true, false};
-  const std::string eg = tx::testing::error_of([&] { op.forward_generic(bad); });
+  const std::string eg = tx::testing::error_of([&] { tx::detail::generic::qr(bad, false, true, false); });
   std::string ef;
   try {
     op.forward(bad);
@@ -119,20 +127,19 @@ void solve_cases() {
   for (std::int64_t n : {1, 3, 6}) {
     auto A = tx::contiguous(Tensor<T>::randn({n, n, 3}, 21));
     const auto B = Tensor<T>::randn({n, 2, 3}, 22);
-    expect_same_all(tx::ops::Solve{}.forward_generic(A, B), tx::ops::Solve{}.forward(A, B),
-                    "solve n=" + std::to_string(n));
+    expect_same_all(tx::detail::generic::solve(A, B), tx::ops::Solve{}.forward(A, B), "solve n=" + std::to_string(n));
     // Matrix 1 exactly singular (a zero column), matrix 2 with a NaN. The saved factors of a
     // non-finite matrix are unspecified (the fused forward skips it, getrf runs on it here), so
     // only X and info are compared.
     for (std::int64_t i = 0; i < n; ++i) A.mutable_data()[n * n + i] = T(0);
     A.mutable_data()[2 * n * n] = T(std::nan(""));
-    const auto g = tx::ops::Solve{}.forward_generic(A, B), w = tx::ops::Solve{}.forward(A, B);
+    const auto g = tx::detail::generic::solve(A, B), w = tx::ops::Solve{}.forward(A, B);
     expect_same(std::get<0>(g), std::get<0>(w), "solve failing X n=" + std::to_string(n));
     expect_same(std::get<3>(g), std::get<3>(w), "solve failing info n=" + std::to_string(n));
   }
   // B broadcast over A's batch.
   const auto A = Tensor<T>::randn({4, 4, 2}, 23), B = Tensor<T>::randn({4, 3}, 24);
-  expect_same_all(tx::ops::Solve{}.forward_generic(A, B), tx::ops::Solve{}.forward(A, B), "solve broadcast B");
+  expect_same_all(tx::detail::generic::solve(A, B), tx::ops::Solve{}.forward(A, B), "solve broadcast B");
 }
 
 template <class T>
@@ -140,22 +147,22 @@ void lu_cases() {
   for (auto [m, n] : {std::pair{5, 5}, std::pair{6, 3}, std::pair{3, 6}}) {
     auto A = tx::contiguous(Tensor<T>::randn({m, n, 3}, 31));
     const std::string what = "lu_factor " + std::to_string(m) + "x" + std::to_string(n);
-    expect_same_all(tx::ops::LuFactor{}.forward_generic(A), tx::ops::LuFactor{}.forward(A), what);
-    // lu (P, L, U written by one kernel on the CPU; unpacked by tensor ops in forward_generic).
-    expect_same_all(tx::ops::Lu{}.forward_generic(A), tx::ops::Lu{}.forward(A),
+    expect_same_all(tx::detail::generic::lu_factor(A), tx::ops::LuFactor{}.forward(A), what);
+    // lu (P, L, U written by one kernel on the CPU; unpacked by tensor ops in generic::lu).
+    expect_same_all(tx::detail::generic::lu(A), tx::ops::Lu{}.forward(A),
                     "lu " + std::to_string(m) + "x" + std::to_string(n));
     // Matrix 1 rank-deficient (zero first column: info > 0, still factorized), matrix 2 with an
     // inf (info -1, NaN factors, identity pivots).
     for (std::int64_t i = 0; i < m; ++i) A.mutable_data()[m * n + i] = T(0);
     A.mutable_data()[2 * m * n + 1] = T(INFINITY);
-    expect_same_all(tx::ops::LuFactor{}.forward_generic(A), tx::ops::LuFactor{}.forward(A), what + " failing");
-    expect_same_all(tx::ops::Lu{}.forward_generic(A), tx::ops::Lu{}.forward(A), "lu failing");
+    expect_same_all(tx::detail::generic::lu_factor(A), tx::ops::LuFactor{}.forward(A), what + " failing");
+    expect_same_all(tx::detail::generic::lu(A), tx::ops::Lu{}.forward(A), "lu failing");
     const auto piv = std::get<1>(tx::ops::LuFactor{}.forward(A)).to_vector();
     for (std::int64_t i = 0; i < std::min(m, n); ++i) EXPECT_EQ(piv[2 * std::min(m, n) + i], i + 1);
   }
   for (auto [m, n] : {std::pair{0, 0}, std::pair{3, 0}, std::pair{0, 3}}) {
     const auto E = Tensor<T>::zeros({m, n, 2});
-    expect_same_all(tx::ops::Lu{}.forward_generic(E), tx::ops::Lu{}.forward(E),
+    expect_same_all(tx::detail::generic::lu(E), tx::ops::Lu{}.forward(E),
                     "lu empty " + std::to_string(m) + "x" + std::to_string(n));
   }
 }
@@ -166,7 +173,7 @@ void slogdet_cases() {
     auto A = tx::contiguous(Tensor<T>::randn({n, n, 4}, 41));
     for (std::int64_t i = 0; i < n; ++i) A.mutable_data()[n * n + i * n] = T(0);  // matrix 1 singular
     A.mutable_data()[3 * n * n] = T(std::nan(""));                                // matrix 3 not finite
-    const auto g = tx::ops::Slogdet{}.forward_generic(A), w = tx::ops::Slogdet{}.forward(A);
+    const auto g = tx::detail::generic::slogdet(A), w = tx::ops::Slogdet{}.forward(A);
     expect_same(std::get<0>(g), std::get<0>(w), "slogdet sign n=" + std::to_string(n));
     expect_same(std::get<1>(g), std::get<1>(w), "slogdet log n=" + std::to_string(n));
     expect_same(tx::slice(std::get<2>(g), 2, 0, 3), tx::slice(std::get<2>(w), 2, 0, 3), "slogdet LU");
@@ -183,7 +190,7 @@ void det_cases() {
     auto A = tx::contiguous(Tensor<T>::randn({n, n, 4}, 42));
     for (std::int64_t i = 0; i < n; ++i) A.mutable_data()[n * n + i * n] = T(0);  // matrix 1 singular
     A.mutable_data()[3 * n * n] = T(std::nan(""));                                // matrix 3 not finite
-    const auto g = tx::ops::Det{}.forward_generic(A), w = tx::ops::Det{}.forward(A);
+    const auto g = tx::detail::generic::det(A), w = tx::ops::Det{}.forward(A);
     expect_same(std::get<0>(g), std::get<0>(w), "det n=" + std::to_string(n));
   }
   const auto det_of = [](std::vector<double> d) {
@@ -191,8 +198,7 @@ void det_cases() {
     std::vector<T> a(static_cast<std::size_t>(n * n), T(0));
     for (std::int64_t i = 0; i < n; ++i) a[static_cast<std::size_t>(i + i * n)] = T(static_cast<R>(d[i]));
     const auto A = Tensor<T>::from_col_major({n, n}, a);
-    return std::pair{std::get<0>(tx::ops::Det{}.forward_generic(A)).item(),
-                     std::get<0>(tx::ops::Det{}.forward(A)).item()};
+    return std::pair{std::get<0>(tx::detail::generic::det(A)).item(), std::get<0>(tx::ops::Det{}.forward(A)).item()};
   };
   const bool f32 = std::is_same_v<R, float>;
   const double big = f32 ? 1e30 : 1e200;
@@ -228,7 +234,7 @@ void svd_cases() {
           auto A = tx::contiguous(Tensor<T>::randn({m, n, 3}, 51));
           A.mutable_data()[2 * m * n + 3] = T(std::nan(""));  // matrix 2 not finite
           tx::ops::Svd op{full, uv, uv, tx::linalg::Degeneracy{}, canonical};
-          expect_same_all(op.forward_generic(A), op.forward(A),
+          expect_same_all(tx::detail::generic::svd(A, full, uv, canonical), op.forward(A),
                           "svd " + std::to_string(m) + "x" + std::to_string(n) + " full=" + std::to_string(full) +
                               " uv=" + std::to_string(uv) + " canonical=" + std::to_string(canonical));
         }
@@ -250,16 +256,16 @@ void triangular_cases(const char* name) {
           const std::string what = std::string(name) + " upper=" + std::to_string(upper) +
                                    " left=" + std::to_string(left) + " unit=" + std::to_string(unit) +
                                    " trans=" + std::to_string(static_cast<int>(tr));
-          expect_same(op.forward_generic(A, B), op.forward(A, B), what);
-          expect_same(op.forward_generic(A.mT(), B), op.forward(A.mT(), B), what + " A^T view");
+          expect_same(generic_triangular(op, A, B), op.forward(A, B), what);
+          expect_same(generic_triangular(op, A.mT(), B), op.forward(A.mT(), B), what + " A^T view");
           const auto B1 = tx::slice(B, 2, 0, 1).reshape(left ? tx::Shape{4, 2} : tx::Shape{2, 4});
-          expect_same(op.forward_generic(A, B1), op.forward(A, B1), what + " B broadcast");
+          expect_same(generic_triangular(op, A, B1), op.forward(A, B1), what + " B broadcast");
           const auto A1 = tx::slice(A, 2, 1, 2).reshape(tx::Shape{4, 4});
-          expect_same(op.forward_generic(A1, B), op.forward(A1, B), what + " A broadcast");
+          expect_same(generic_triangular(op, A1, B), op.forward(A1, B), what + " A broadcast");
         }
   const Op op{{true, true, false, Tr::N}};
   const auto A0 = Tensor<T>::randn({3, 3, 0}, 63), B0 = Tensor<T>::randn({3, 2, 0}, 64);
-  expect_same(op.forward_generic(A0, B0), op.forward(A0, B0), std::string(name) + " empty batch");
+  expect_same(generic_triangular(op, A0, B0), op.forward(A0, B0), std::string(name) + " empty batch");
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "linalg/linalg_check_support.hpp"
 #include "tenax/backend/cpu_provider.hpp"
+#include "tenax/backend/generic_linalg.hpp"
 #include "tenax/backend/tiny_pivots.hpp"
 
 namespace tx = tenax;
@@ -219,14 +220,14 @@ TYPED_TEST(Subnormal, DetSlogdetLuFactor) {
   }
 }
 
-// The device-neutral forward (what runs on the GPU, run here on the CPU) reloads and refactors
-// the same way: bit-identical factors to the fused CPU forward.
+// The generic factorization (backend/generic_linalg.hpp: what runs on the GPU, run here on the
+// CPU) reloads and refactors the same way: bit-identical factors to the CPU's fused kernel.
 TYPED_TEST(Subnormal, GenericForwardAgrees) {
   using T = TypeParam;
   const std::int64_t n = 5;
   const Tensor<T> A =
       tx::stack<T>({general<T>(Kind::Cond2, n, n, 13), shrink(general<T>(Kind::Cond2, n, n, 14), {0, 3}, false)}, 2);
-  const auto g = tx::ops::LuFactor{}.forward_generic(A), w = tx::ops::LuFactor{}.forward(A);
+  const auto g = tx::detail::generic::lu_factor(A), w = tx::ops::LuFactor{}.forward(A);
   EXPECT_EQ(std::get<0>(g).to_vector(), std::get<0>(w).to_vector());
   EXPECT_EQ(std::get<1>(g).to_vector(), std::get<1>(w).to_vector());
   EXPECT_EQ(std::get<2>(g).to_vector(), std::get<2>(w).to_vector());

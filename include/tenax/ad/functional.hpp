@@ -97,7 +97,7 @@ void check_scalar_loss(const Y& y) {
 }  // namespace detail
 
 // (f(x...), gradients of f at x...) for a real scalar-valued f. For complex x the gradient is
-// dL/dRe x + i dL/dIm x (PyTorch's convention, MATH.md section 0).
+// dL/dRe x + i dL/dIm x (PyTorch's convention, docs/MATH.md section 0).
 template <class F, Floating... T>
 requires(sizeof...(T) > 0) auto value_and_grad(F&& f, const Tensor<T>&... x) {
   bool nested = false;

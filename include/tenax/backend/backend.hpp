@@ -17,11 +17,13 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 #include "tenax/backend/flags.hpp"
 #include "tenax/core/device.hpp"
 #include "tenax/core/dtype.hpp"
+#include "tenax/core/tensor.hpp"
 
 namespace tenax::detail {
 
@@ -69,14 +71,43 @@ class BatchedLinalg {
   // (thin) or m and n (full).
   virtual void gesvd(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, R* s, T* u, std::int64_t uc,
                      T* vh, std::int64_t vr, std::int32_t* info) const = 0;
+  // The factorizations of the linalg ops, with their output conventions (each op's header says
+  // them): a batch A (m x n x batch, any strides) in, fresh tensors out, failures in `info` or a
+  // LinAlgError as the op documents. The CPU fuses the copy of A, the provider calls on the worker
+  // pool and the read-out into one kernel that a prepared program captures (src/cpu/linalg_*.cpp);
+  // a device composes the routines above with tensor ops (backend/generic_linalg.hpp).
+  using I32 = Tensor<std::int32_t>;
+  // L (lower, zero above) and info (ops/linalg/cholesky.hpp).
+  virtual std::tuple<Tensor<T>, I32> cholesky(const Tensor<T>& A) const = 0;
+  // Q (undefined unless compute_q) and R (ops/linalg/qr.hpp).
+  virtual std::tuple<Tensor<T>, Tensor<T>> qr(const Tensor<T>& A, bool complete, bool compute_q,
+                                              bool positive_diag) const = 0;
+  // w, V (undefined unless vectors), info, the canonical gauge E (ops/linalg/eigh.hpp).
+  virtual std::tuple<Tensor<R>, Tensor<T>, I32, Tensor<T>> eigh(const Tensor<T>& A, bool upper, bool vectors,
+                                                                bool canonical) const = 0;
+  // U, S, Vh (U and Vh undefined unless compute_uv), info, the canonical gauge E (ops/linalg/svd.hpp).
+  virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32, Tensor<T>> svd(
+      const Tensor<T>& A, bool full_matrices, bool compute_uv,
+      bool canonical) const = 0;  // Packed LU, pivots, info (ops/linalg/lu.hpp, LuFactor).
+  virtual std::tuple<Tensor<T>, I32, I32> lu_factor(const Tensor<T>& A) const = 0;
+  // P, L, U, pivots, info (ops/linalg/lu.hpp, Lu).
+  virtual std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, I32, I32> lu(const Tensor<T>& A) const = 0;
+  // X = A^-1 B (B broadcast over A's batch), LU, pivots, info (ops/linalg/solve.hpp).
+  virtual std::tuple<Tensor<T>, Tensor<T>, I32, I32> solve(const Tensor<T>& A, const Tensor<T>& B) const = 0;
+  // sign, log|det|, LU, pivots (ops/linalg/slogdet.hpp).
+  virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32> slogdet(const Tensor<T>& A) const = 0;
+  // det, LU, pivots (ops/linalg/det.hpp).
+  virtual std::tuple<Tensor<T>, Tensor<T>, I32> det(const Tensor<T>& A) const = 0;
+  // op(A)^-1 B or op(A) B (left), B op(A)^-1 or B op(A) (right) with the triangle of A given by
+  // upper and unit, batches broadcast (ops/linalg/triangular.hpp).
+  virtual Tensor<T> triangular_op(TriangularBlas r, const Tensor<T>& A, const Tensor<T>& B, bool left, bool upper,
+                                  bool unit, blas::Trans trans) const = 0;
 };
 
 // Routines that depend on the element size only (bit copies), and on index types.
 class DeviceKernels {
  public:
   virtual ~DeviceKernels() = default;
-  // p[0..n) = *value, elements of `bytes` bytes (1, 2, 4, 8 or 16).
-  virtual void fill(int dev, void* p, std::int64_t n, const void* value, std::size_t bytes) const = 0;
   // Zeroes, in each of `batch` contiguous m x n matrices at p, the entries outside the lower
   // (j - i <= k) or upper (j - i >= k) triangle.
   virtual void zero_triangle(int dev, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch,
@@ -107,8 +138,9 @@ struct Backend {
 
 // The backend of d's kind; raises "[op] no kernel for device ..." when none is built in.
 const Backend& backend_for(std::string_view op, Device d);
-// Whether a backend for d's kind is built in.
-bool has_backend(Device d);
+// Whether a backend for d's kind is built in (the CPU's always is).
+bool device_backend_built(Device d);
+inline bool has_backend(Device d) { return d.is_cpu() || device_backend_built(d); }
 [[noreturn]] void fail_no_linalg(std::string_view op, Device d, const char* dtype);
 
 template <class T>

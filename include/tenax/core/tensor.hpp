@@ -262,7 +262,7 @@ class Tensor {
   }
   static Tensor full_for(const Shape& shape, T value, Device dev, std::string_view op) {
     Tensor t = empty_for(shape, dev, op);
-    detail::fill_bytes(op, dev, t.impl_->data(), t.numel(), &value, sizeof(T));
+    detail::fill_elements(op, dev, static_cast<T*>(t.impl_->data()), t.numel(), value);
     return t;
   }
 

@@ -4,10 +4,8 @@
 // CUDA device. Per-matrix info lands in an int32 tensor on the same device and is not read here,
 // so nothing waits for the device.
 //
-// These are the building blocks of the device-neutral forwards (`forward_generic` of the linalg
-// ops): backend calls plus public tensor ops. The CPU forwards keep their fused host loops; the
-// generic forwards run for every other device, and tests run them on the CPU against the fused
-// ones to check the logic they share.
+// These are the building blocks of the device backends' factorizations (backend/generic_linalg.hpp):
+// backend calls plus public tensor ops; tests run those on the CPU against the CPU's fused kernels.
 #include <algorithm>
 #include <cstdint>
 #include <string>

@@ -17,45 +17,18 @@ struct Cholesky {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
+  // L (lower, zero above) and info per matrix: a matrix with inf or NaN in its lower triangle has
+  // info kNonFiniteInfo, a failed one NaN factors. The device's backend computes it (on the CPU
+  // one captured kernel, src/cpu/linalg_cholesky_qr.cpp).
   template <class T>
   std::tuple<Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) return forward_generic(A);
-    const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
-    Tensor<T> L = Tensor<T>::empty(A.shape());
-    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    // One captured kernel: A copied into L, then potrf per matrix.
-    auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
-      copy(p[0], p[2]);
-      detail::for_each_matrix(reinterpret_cast<T*>(p[0]), n, n, nb, [&](T* l, std::int64_t b) {
-        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[1])[b];
-        bool finite = true;
-        for (std::int64_t j = 0; j < n && finite; ++j) finite = detail::all_finite(l + j * n + j, n - j);
-        inf = finite ? cpu::potrf<T>(cpu::Uplo::Lower, n, l, std::max<std::int64_t>(1, n)) : detail::kNonFiniteInfo;
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t i = 0; i < j; ++i) l[i + j * n] = T(0);
-        if (inf != 0)
-          for (std::int64_t i = 0; i < n * n; ++i) l[i] = T(std::numeric_limits<real_t<T>>::quiet_NaN());
-      });
-    };
-    detail::record_kernel_n(run, {L.impl().get(), info.impl().get()}, {A.impl().get()});
-    return {L, info};
-  }
-  // The same on any device: potrf per matrix, then tensor ops (detail::batched).
-  template <class T>
-  std::tuple<Tensor<T>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
-    const Device dev = A.device();
-    Tensor<T> L = detail::work_copy(A);
-    Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(detail::mat_batch_shape(A.shape()), dev);
-    if (L.numel() == 0) return {L, info};
-    detail::batched::potrf_lower(L, info);
-    info = detail::with_nonfinite(info, tril(A));
-    return {detail::nan_where_failed(tril(L), info), info};
+    return detail::linalg_backend<T>(name, A.device()).cholesky(A);
   }
 
   // A = L L^H, with dA Hermitian (the returned gA is Hermitian, PyTorch's convention):
   //   dL = L Phi(L^-1 dA L^-H),  Phi(X) = tril(X) - Diag(X)/2
   //   X = tril(L^H gL);  gA = L^-H [ (X + X^H)/2 - ReDiag(X)/2 ] L^-1
-  // (MATH.md section 7.)
+  // (docs/MATH.md section 7.)
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;

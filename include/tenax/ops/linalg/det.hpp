@@ -246,65 +246,11 @@ struct Det {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
-  // det = (pivot parity) * prod(u_ii) on the LU, a scaled product (detail::lu_determinants), on the CPU
-  // one captured kernel; on other devices forward_generic.
+  // det = (pivot parity) * prod(u_ii) per matrix, with the LU and pivots. The device's backend
+  // computes it (on the CPU one captured kernel, a scaled product, src/cpu/linalg_lu.cpp).
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) return forward_generic(A);
-    using R = real_t<T>;
-    const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    Tensor<T> LU = Tensor<T>::empty(A.shape());
-    const Shape ps = detail::with_batch(n, batch);
-    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
-    Tensor<T> d = Tensor<T>::empty(batch);
-    auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
-      copy(p[1], p[3]);
-      detail::lu_determinants(reinterpret_cast<T*>(p[1]), reinterpret_cast<std::int32_t*>(p[2]), n, nb,
-                              detail::Reload<T, decltype(copy)>(copy, p[3], nb, n * n),
-                              [&](std::int64_t b, T, R, T d) { reinterpret_cast<T*>(p[0])[b] = d; });
-    };
-    detail::record_kernel_n(run, {d.impl().get(), LU.impl().get(), piv.impl().get()}, {A.impl().get()});
-    return {d, LU, piv};
-  }
-  // The same on any device, by tensor ops: (pivot parity) * prod(u_ii), a plain product, when no
-  // product of consecutive pivots leaves the normal range (prefix sums of log |u_ii| within one
-  // exponent range of each other): then every partial product of a sequential or tree-ordered
-  // reduction is normal, and on the CPU the result is the scaled product bit for bit. Otherwise
-  // (and at a zero pivot, and for non-finite input) it is sign * exp(log|det|) from slogdet: 0 at
-  // a zero pivot, NaN for non-finite input, else within about sum |log |u_ii|| eps of the scaled
-  // product.
-  template <class T>
-  std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
-    using R = real_t<T>;
-    auto [sign, logabs, LU, piv] = Slogdet{}.forward_generic(A);
-    const Device dev = A.device();
-    // sign * |det| per component, a zero component staying 0 when |det| overflows (as the CPU's).
-    const Tensor<R> mag = exp(logabs), zero = Tensor<R>::scalar(R(0), dev);
-    const auto times = [&](const Tensor<R>& x) { return where(eq(x, zero), x, mul(x, mag)); };
-    Tensor<T> fallback;
-    if constexpr (is_complex_v<T>)
-      fallback = complex(times(real(sign)), times(imag(sign)));
-    else
-      fallback = times(sign);
-    const std::int64_t n = A.shape()[0];
-    if (n == 0) return {fallback, LU, piv};
-    const Tensor<T> u = diagonal(LU);
-    const Tensor<T> swaps = prod(
-        where(ne(piv, detail::identity_pivots(n, dev)), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)),
-        {0}, false);
-    const Tensor<T> direct = mul(swaps, prod(u, {0}, false));
-    // Prefix sums c_k of log |u_ii| (c_0 = 0) by a product with a lower triangle of ones: the log
-    // of a product of consecutive pivots is c_j - c_i, so max c - min c bounds them all. Not below
-    // the bound for a zero pivot (-inf) or NaN.
-    constexpr int range = std::min(std::numeric_limits<R>::max_exponent, 1 - std::numeric_limits<R>::min_exponent) - 1;
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const Tensor<R> logs = reshape(log(abs(u)), detail::with_batch(n, 1, batch));
-    const Tensor<R> prefix = matmul(tril(Tensor<R>::ones({n, n}, dev), 0), logs);
-    const Tensor<R> hi = maximum(reshape(max(prefix, {0}, false), batch), zero),
-                    lo = minimum(reshape(min(prefix, {0}, false), batch), zero);
-    const Tensor<bool> normal = le(sub(hi, lo), Tensor<R>::scalar(R(range * 0.6931471805599453), dev));
-    return {where(normal, direct, fallback), LU, piv};
+    return detail::linalg_backend<T>(name, A.device()).det(A);
   }
 
   // d det = tr(adj(A) dA) = det tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU);

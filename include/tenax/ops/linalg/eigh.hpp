@@ -32,75 +32,12 @@ struct Eigh {
     return o;
   }
 
+  // w (ascending), V, info and the canonical gauge E per matrix: a matrix with inf or NaN in its
+  // referenced triangle has info kNonFiniteInfo, a failed one NaN values and vectors. The device's
+  // backend computes them (on the CPU one captured kernel, src/cpu/linalg_spectral.cpp).
   template <class T>
   std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) return forward_generic(A);
-    using R = real_t<T>;
-    const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const Shape ws = detail::with_batch(n, batch);
-    Tensor<R> w = Tensor<R>::empty(ws);
-    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    Tensor<T> V = vectors ? Tensor<T>::empty(A.shape()) : Tensor<T>();
-    Tensor<T> E = canonical && vectors ? Tensor<T>::empty(A.shape()) : Tensor<T>();
-    // One captured kernel: A copied into V (scratch kept by the kernel for eigenvalues only), syevd
-    // per matrix, then the canonical gauge (E) when asked.
-    auto run = [copy = detail::copy_to_contiguous(A),
-                scratch = vectors ? std::optional<detail::Scratch<T>>() : detail::Scratch<T>(A.shape()), n, nb,
-                vectors = vectors, upper = upper](char* const* p) {
-      T* const Vp = scratch ? scratch->get() : reinterpret_cast<T*>(p[1]);
-      copy(reinterpret_cast<char*>(Vp), p[4]);
-      detail::for_each_matrix_parallel(Vp, n, n, nb, [&](T* v, std::int64_t b) {
-        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
-        bool finite = true;  // only the referenced triangle matters
-        for (std::int64_t j = 0; j < n && finite; ++j)
-          finite = upper ? detail::all_finite(v + j * n, j + 1) : detail::all_finite(v + j * n + j, n - j);
-        R* wb = reinterpret_cast<R*>(p[0]) + b * n;
-        inf = finite ? cpu::syevd<T>(vectors, upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, n, v,
-                                     std::max<std::int64_t>(1, n), wb)
-                     : detail::kNonFiniteInfo;
-        if (inf != 0) {
-          for (std::int64_t i = 0; i < n; ++i) wb[i] = std::numeric_limits<R>::quiet_NaN();
-          for (std::int64_t i = 0; i < n * n; ++i) v[i] = T(std::numeric_limits<R>::quiet_NaN());
-        }
-      });
-      if (p[3] != nullptr)
-        detail::canonicalize_columns(Vp, n, n, nb, reinterpret_cast<T*>(p[3]), [](std::int64_t, std::int64_t, T) {});
-    };
-    detail::record_kernel_n(run, {w.impl().get(), detail::impl_of(V), info.impl().get(), detail::impl_of(E)},
-                            {A.impl().get()});
-    return {w, V, info, E};
-  }
-  // The same on any device: syevd per matrix, then tensor ops (detail::batched). The canonical
-  // gauge is applied on the host (a copy there and back).
-  template <class T>
-  std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward_generic(const Tensor<T>& A) const {
-    using R = real_t<T>;
-    const Device dev = A.device();
-    const std::int64_t n = A.shape()[0];
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    Tensor<T> V = detail::work_copy(A);
-    const Shape ws = detail::with_batch(n, batch);
-    Tensor<R> w = Tensor<R>::empty(ws, dev);
-    Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
-    if (V.numel() > 0) {
-      // A non-finite matrix is replaced by zeros before the solver sees it (eigensolvers can
-      // iterate without end on inf/NaN); its outputs become NaN below.
-      info = detail::with_nonfinite(info, upper ? triu(A) : tril(A));
-      V = contiguous(detail::fill_where_failed(V, info, T(0)));
-      Tensor<std::int32_t> solver_info = Tensor<std::int32_t>::zeros(batch, dev);
-      detail::batched::syevd(vectors, upper, V, w, solver_info);
-      info = where(eq(info, Tensor<std::int32_t>::scalar(0, dev)), solver_info, info);
-      w = detail::nan_where_failed(w, info);
-      if (vectors) V = detail::nan_where_failed(V, info);
-    }
-    Tensor<T> E;
-    if (canonical && vectors) {
-      Tensor<T> host = V.to(Device::cpu());  // V itself on the CPU
-      E = detail::canonicalize_columns(host, Tensor<T>()).to(dev);
-      V = host.to(dev);
-    }
-    return {w, vectors ? V : Tensor<T>(), info, E};
+    return detail::linalg_backend<T>(name, A.device()).eigh(A, upper, vectors, canonical);
   }
 
   // A = V diag(l) V^H, dA Hermitian (the returned gA is Hermitian):

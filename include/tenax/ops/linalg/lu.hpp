@@ -20,37 +20,12 @@ struct LuFactor {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
+  // Packed LU (m x n), pivots (min(m, n) x batch) and info per matrix; a matrix with inf or NaN
+  // gets info kNonFiniteInfo, NaN factors and identity pivots. The device's backend computes them
+  // (on the CPU one captured kernel, src/cpu/linalg_lu.cpp).
   template <class T>
   std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) return forward_generic(A);
-    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n), nb = detail::mat_batch_count(A.shape());
-    Tensor<T> LU = Tensor<T>::empty(A.shape());
-    const Shape ps = detail::with_batch(k, detail::mat_batch_shape(A.shape()));
-    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
-    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    // One captured kernel: A copied into LU, then getrf per matrix (a matrix with inf or NaN
-    // gets NaN factors and identity pivots).
-    auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
-      copy(p[0], p[3]);
-      std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[1]);
-      detail::Reload<T, decltype(copy)> reload(copy, p[3], nb, m * n);
-      detail::for_each_matrix(reinterpret_cast<T*>(p[0]), m, n, nb, [&](T* lu, std::int64_t b) {
-        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
-        if (!detail::all_finite(lu, m * n)) {
-          inf = detail::kNonFiniteInfo;
-          detail::mark_nonfinite_lu(lu, m * n, pv + b * k, k);
-        } else {
-          inf = cpu::getrf_exact<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k, [&](T* a) { reload(a, b); });
-        }
-      });
-    };
-    detail::record_kernel_n(run, {LU.impl().get(), piv.impl().get(), info.impl().get()}, {A.impl().get()});
-    return {LU, piv, info};
-  }
-  // The same on any device: getrf per matrix, then tensor ops (detail::batched).
-  template <class T>
-  std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
-    return detail::batched::lu_of(A);
+    return detail::linalg_backend<T>(name, A.device()).lu_factor(A);
   }
 
   // A = P L U, L unit lower (m x k), U upper (k x n), k = min(m, n); P is locally constant.
@@ -61,7 +36,7 @@ struct LuFactor {
   auto vjp(const C& c) const;
 };
 
-// The derivative rules of A = P L U (MATH.md section 3), shared by lu_factor (packed LU) and lu
+// The derivative rules of A = P L U (docs/MATH.md section 3), shared by lu_factor (packed LU) and lu
 // (P, L, U). With k = min(m, n), the factors in blocks:
 //   L = [L1; L2] (L1 k x k unit lower, L2 (m - k) x k, tall only),
 //   U = [U1, U2] (U1 k x k upper, U2 k x (n - k), wide only).
@@ -174,79 +149,13 @@ struct Lu {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
+  // P (m x m), L (m x k, unit lower), U (k x n), pivots and info per matrix, from one getrf; a
+  // matrix with inf or NaN as in lu_factor. The device's backend computes them (on the CPU one
+  // captured kernel, src/cpu/linalg_lu.cpp).
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(
       const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) return forward_generic(A);
-    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n), nb = detail::mat_batch_count(A.shape());
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    Tensor<T> P = Tensor<T>::empty(detail::with_batch(m, m, batch));
-    Tensor<T> L = Tensor<T>::empty(detail::with_batch(m, k, batch));
-    Tensor<T> U = Tensor<T>::empty(detail::with_batch(k, n, batch));
-    const Shape ps = detail::with_batch(k, batch);
-    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
-    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    // One captured kernel: A copied into whichever of L (m >= n) or U (m < n) has its shape, getrf
-    // there in place (a matrix with inf or NaN gets NaN factors and identity pivots), then the other triangle
-    // moved out and P written from the pivots.
-    auto run = [copy = detail::copy_to_contiguous(A), m, n, k, nb](char* const* p) {
-      const bool tall = m >= n;
-      T* const Pp = reinterpret_cast<T*>(p[0]);
-      T* const Lp = reinterpret_cast<T*>(p[1]);
-      T* const Up = reinterpret_cast<T*>(p[2]);
-      std::int32_t* const pv = reinterpret_cast<std::int32_t*>(p[3]);
-      std::int32_t* const inf = reinterpret_cast<std::int32_t*>(p[4]);
-      copy(reinterpret_cast<char*>(tall ? Lp : Up), p[5]);
-      std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
-      detail::Reload<T, decltype(copy)> reload(copy, p[5], nb, m * n);
-      detail::for_each_matrix(tall ? Lp : Up, m, n, nb, [&](T* lu, std::int64_t b) {
-        if (detail::all_finite(lu, m * n)) {
-          inf[b] = cpu::getrf_exact<T>(m, n, lu, std::max<std::int64_t>(1, m), pv + b * k, [&](T* a) { reload(a, b); });
-        } else {
-          inf[b] = detail::kNonFiniteInfo;
-          detail::mark_nonfinite_lu(lu, m * n, pv + b * k, k);
-        }
-        T* l = Lp + b * m * k;
-        T* u = Up + b * k * n;
-        for (std::int64_t j = 0; j < k; ++j) {  // the k x k block: split into L's and U's triangles
-          for (std::int64_t i = 0; i < j; ++i) {
-            if (tall) u[i + j * k] = l[i + j * m];
-            l[i + j * m] = T(0);
-          }
-          if (tall) u[j + j * k] = l[j + j * m];
-          l[j + j * m] = T(1);
-          for (std::int64_t i = j + 1; i < k; ++i) {
-            if (!tall) l[i + j * m] = u[i + j * k];
-            u[i + j * k] = T(0);
-          }
-        }
-        // P[perm[i], i] = 1 with (P^T A)[i, :] = A[perm[i], :].
-        T* q = Pp + b * m * m;
-        std::fill(q, q + m * m, T(0));
-        for (std::int64_t i = 0; i < m; ++i) perm[static_cast<std::size_t>(i)] = i;
-        for (std::int64_t i = 0; i < k; ++i) std::swap(perm[static_cast<std::size_t>(i)], perm[pv[b * k + i] - 1]);
-        for (std::int64_t i = 0; i < m; ++i) q[perm[static_cast<std::size_t>(i)] + i * m] = T(1);
-      });
-    };
-    detail::record_kernel_n(run, {P.impl().get(), L.impl().get(), U.impl().get(), piv.impl().get(), info.impl().get()},
-                            {A.impl().get()});
-    return {P, L, U, piv, info};
-  }
-  // The same on any device: getrf, then tensor ops.
-  template <class T>
-  std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward_generic(
-      const Tensor<T>& A) const {
-    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const Device dev = A.device();
-    auto [LU, piv, info] = detail::batched::lu_of(A);
-    Tensor<T> L = add(tril(slice(LU, 1, 0, k), -1), expand(Tensor<T>::eye(m, k, dev), detail::with_batch(m, k, batch)));
-    Tensor<T> U = triu(slice(LU, 0, 0, k));
-    // P[perm[i], i] = 1: the transpose of the identity's rows gathered by perm.
-    Tensor<T> P = contiguous(detail::permute_rows(expand(Tensor<T>::eye(m, m, dev), detail::with_batch(m, m, batch)),
-                                                  detail::pivots_to_permutation(piv, m))
-                                 .mT());
-    return {P, L, U, piv, info};
+    return detail::linalg_backend<T>(name, A.device()).lu(A);
   }
 
   // LuRules with L and U; P is locally constant (its cotangent is dropped).

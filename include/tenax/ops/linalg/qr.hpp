@@ -32,97 +32,15 @@ struct Qr {
     return o;
   }
 
+  // Q (m x qc, undefined unless compute_q) and R (rr x n), qc = rr = min(m, n) or, complete, m;
+  // a matrix with inf or NaN raises a LinAlgError (on a device when its results are next read).
+  // The device's backend computes them (on the CPU one captured kernel, src/cpu/linalg_cholesky_qr.cpp).
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>> forward(const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) return forward_generic(A);
-    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const std::int64_t qc = complete ? m : k, rr = complete ? m : k, nb = detail::mat_batch_count(A.shape());
-    Tensor<T> R = Tensor<T>::empty(detail::with_batch(rr, n, batch));
-    Tensor<T> Q = compute_q ? Tensor<T>::empty(detail::with_batch(m, qc, batch)) : Tensor<T>();
-    // One captured kernel: A copied into scratch, geqrf per matrix, R's upper triangle read out
-    // and Q formed by orgqr/ungqr; the scratch and tau stay with the kernel.
-    const std::int64_t tk = std::max<std::int64_t>(k, 1);
-    auto run = [copy = detail::copy_to_contiguous(A), work = detail::Scratch<T>(A.shape()),
-                tau = detail::Scratch<T>(detail::with_batch(tk, 1, batch)), shape = A.shape(), m, n, k, tk, qc, rr, nb,
-                compute_q = compute_q, positive_diag = positive_diag](char* const* p) {
-      copy(reinterpret_cast<char*>(work.get()), p[2]);
-      T* const Qp = reinterpret_cast<T*>(p[0]);
-      T* const Rp = reinterpret_cast<T*>(p[1]);
-      std::fill(Rp, Rp + rr * n * nb, T(0));
-      const std::int64_t ld = std::max<std::int64_t>(1, m);
-      detail::for_each_matrix_parallel(work.get(), m, n, nb, [&](T* a, std::int64_t b) {
-        T* t = tau.get() + b * tk;
-        if (!detail::all_finite(a, m * n))  // a LinAlgError, like the other decompositions
-          detail::raise_nonfinite(name, shape, b, dtype_traits<T>::name, Device::cpu());
-        cpu::geqrf<T>(m, n, a, ld, t);
-        T* r = Rp + b * rr * n;
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t i = 0; i <= std::min(j, rr - 1); ++i) r[i + j * rr] = a[i + j * m];
-        T* q = compute_q ? Qp + b * m * qc : nullptr;
-        if (compute_q) {
-          for (std::int64_t j = 0; j < qc; ++j)
-            for (std::int64_t i = 0; i < m; ++i) q[i + j * m] = j < n ? a[i + j * m] : T(0);
-          cpu::orgqr<T>(m, qc, k, q, ld, t);
-        }
-        if (positive_diag) {
-          for (std::int64_t i = 0; i < k; ++i) {
-            if (std::real(r[i + i * rr]) >= 0) continue;
-            for (std::int64_t j = 0; j < n; ++j) r[i + j * rr] = -r[i + j * rr];
-            if (compute_q)
-              for (std::int64_t s = 0; s < m; ++s) q[s + i * m] *= T(-1);
-          }
-        }
-      });
-    };
-    detail::record_kernel_n(run, {detail::impl_of(Q), R.impl().get()}, {A.impl().get()});
-    return {Q, R};
-  }
-  // The same on any device: geqrf and orgqr per matrix, then tensor ops (detail::batched). A
-  // non-finite input raises as on the CPU, on a device when its results are next read (geqrf only
-  // carries the NaN through; it does not iterate).
-  template <class T>
-  std::tuple<Tensor<T>, Tensor<T>> forward_generic(const Tensor<T>& A) const {
-    const Device dev = A.device();
-    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const std::int64_t qc = complete ? m : k, rr = complete ? m : k;
-    const Tensor<std::int32_t> nonfinite = detail::check_finite_input(name, A);
-    // The work copy, with a non-finite matrix (which raises above) zeroed so that the solver never
-    // sees it.
-    Tensor<T> work = A.numel() > 0 ? contiguous(detail::fill_where_failed(A, nonfinite, T(0))) : detail::work_copy(A);
-    const Shape ts = detail::with_batch(std::max<std::int64_t>(k, 1), batch);
-    Tensor<T> tau = Tensor<T>::zeros(ts, dev);
-    Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
-    if (work.numel() > 0) detail::batched::geqrf(work, tau, info);
-    Tensor<T> R = contiguous(triu(slice(work, 0, 0, rr)));
-    Tensor<T> Q;
-    if (compute_q) {
-      // Q's first min(n, qc) columns hold the reflectors; the rest (complete mode, m > n) start at 0.
-      Q = qc <= n
-              ? contiguous(slice(work, 1, 0, qc))
-              : concat(std::vector<Tensor<T>>{work, Tensor<T>::zeros(detail::with_batch(m, qc - n, batch), dev)}, 1);
-      // With no reflectors (n = 0, complete mode) Q is I: LAPACK's orgqr writes it for k = 0, but
-      // cuSOLVER does not document that case, so it is not asked.
-      if (Q.numel() > 0 && k == 0) Q = contiguous(expand(Tensor<T>::eye(m, m, dev), Q.shape()));
-      if (Q.numel() > 0 && k > 0) detail::batched::orgqr(Q, k, tau, info);
-    }
-    if (positive_diag && k > 0) {
-      // Rows i < k of R and columns i < k of Q change sign where Re R(i, i) < 0.
-      Tensor<T> s = where(lt(real(diagonal(slice(R, 0, 0, k))), Tensor<real_t<T>>::scalar(0, dev)),
-                          Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev));
-      auto pad = [&](std::int64_t len) {
-        if (len == k) return s;
-        const Shape o = detail::with_batch(len - k, batch);
-        return concat(std::vector<Tensor<T>>{s, Tensor<T>::ones(o, dev)}, 0);
-      };
-      R = mul(R, unsqueeze(pad(rr), 1));
-      if (compute_q) Q = mul(Q, detail::as_row(pad(qc)));
-    }
-    return {Q, R};
+    return detail::linalg_backend<T>(name, A.device()).qr(A, complete, compute_q, positive_diag);
   }
 
-  // MATH.md section 4. The rules hold for any fixed sign pattern of R's diagonal, so the
+  // docs/MATH.md section 4. The rules hold for any fixed sign pattern of R's diagonal, so the
   // positive-diagonal option needs no change.
   // m >= n:  dX = dA R^-1;  M = Q^H dX;  S = triu(M + M^H) - Diag(M + M^H)/2
   //          dR = S R;  dQ = dX - Q S

@@ -85,59 +85,12 @@ struct Slogdet {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
+  // sign (|sign| = 1, 0 at an exactly zero pivot), log|det| (-inf there), LU and pivots per
+  // matrix; NaN sign and log|det| for a matrix with inf or NaN. The device's backend computes them
+  // (on the CPU one captured kernel, src/cpu/linalg_lu.cpp).
   template <class T>
   std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward(const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) return forward_generic(A);
-    using R = real_t<T>;
-    const std::int64_t n = A.shape()[0];
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const std::int64_t nb = detail::mat_batch_count(A.shape());
-    Tensor<T> LU = Tensor<T>::empty(A.shape());
-    const Shape ps = detail::with_batch(n, batch);
-    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
-    Tensor<T> sign = Tensor<T>::empty(batch);
-    Tensor<R> logabs = Tensor<R>::empty(batch);
-    // One captured kernel: A copied into LU, then getrf per matrix and the determinant's sign and
-    // log-modulus from its diagonal and pivots.
-    auto run = [copy = detail::copy_to_contiguous(A), n, nb](char* const* p) {
-      copy(p[2], p[4]);
-      detail::lu_determinants(reinterpret_cast<T*>(p[2]), reinterpret_cast<std::int32_t*>(p[3]), n, nb,
-                              detail::Reload<T, decltype(copy)>(copy, p[4], nb, n * n),
-                              [&](std::int64_t b, T s, R l, T) {
-                                reinterpret_cast<T*>(p[0])[b] = s;
-                                reinterpret_cast<R*>(p[1])[b] = l;
-                              });
-    };
-    detail::record_kernel_n(run, {sign.impl().get(), logabs.impl().get(), LU.impl().get(), piv.impl().get()},
-                            {A.impl().get()});
-    return {sign, logabs, LU, piv};
-  }
-  // The same on any device: getrf per matrix, then tensor ops (detail::batched). The same
-  // arithmetic in the same order as the fused loop: sign = (pivot parity) * prod(u_ii / |u_ii|),
-  // log|det| = sum(log |u_ii|); 0 and -inf at an exactly zero pivot; NaN for non-finite input.
-  template <class T>
-  std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> forward_generic(const Tensor<T>& A) const {
-    using R = real_t<T>;
-    const Device dev = A.device();
-    const std::int64_t n = A.shape()[0];
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    auto [LU, piv, info] = detail::batched::lu_of(A);
-    if (n == 0) return {Tensor<T>::ones(batch, dev), Tensor<R>::zeros(batch, dev), LU, piv};
-    const Tensor<T> u = diagonal(LU);  // n x batch
-    const Tensor<R> a = abs(u);
-    const Tensor<std::int32_t> ident = detail::identity_pivots(n, dev);
-    const Tensor<T> swaps =
-        prod(where(ne(piv, ident), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)), {0}, false);
-    // An exactly zero pivot is getrf's info > 0, as the fused loop stops at the first one (what a
-    // solver leaves in later pivots is not looked at).
-    const Tensor<bool> zero = gt(info, Tensor<std::int32_t>::scalar(0, dev));
-    Tensor<T> sign = where(zero, Tensor<T>::scalar(T(0), dev), mul(swaps, prod(tenax::sign(u), {0}, false)));
-    Tensor<R> logabs =
-        where(zero, Tensor<R>::scalar(-std::numeric_limits<R>::infinity(), dev), sum(log(a), {0}, false));
-    // NaN for non-finite input only (a zero pivot, info > 0, is the exact 0 / -inf above).
-    const Tensor<std::int32_t> bad = where(eq(info, Tensor<std::int32_t>::scalar(detail::kNonFiniteInfo, dev)), info,
-                                           Tensor<std::int32_t>::scalar(0, dev));
-    return {detail::nan_where_failed(sign, bad), detail::nan_where_failed(logabs, bad), LU, piv};
+    return detail::linalg_backend<T>(name, A.device()).slogdet(A);
   }
 
   // t = tr(A^-1 dA) (one getrs with n right-hand sides on the saved LU):

@@ -19,59 +19,13 @@ struct Solve {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
 
+  // X = A^-1 B (B broadcast over A's batch), with the LU factors, pivots and info; a failed
+  // matrix (singular, or inf or NaN: NaN factors and identity pivots) gets a NaN X. The device's
+  // backend computes them (on the CPU one captured kernel, src/cpu/linalg_lu.cpp).
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward(const Tensor<T>& A,
                                                                                        const Tensor<T>& B) const {
-    if (!A.device().is_cpu()) return forward_generic(A, B);
-    const std::int64_t n = A.shape()[0], k = B.shape()[1];
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const std::int64_t nb = detail::mat_batch_count(A.shape());
-    Tensor<T> LU = Tensor<T>::empty(A.shape());
-    const Shape ps = detail::with_batch(n, batch);
-    Tensor<std::int32_t> piv = Tensor<std::int32_t>::empty(ps);
-    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
-    // One captured kernel: A copied into LU and B (broadcast) into X, then getrf and getrs per
-    // matrix (a matrix with inf or NaN gets NaN factors, identity pivots and a NaN X).
-    auto run = [copy_a = detail::copy_to_contiguous(A), copy_b = detail::copy_to_contiguous(expand(B, X.shape())), n, k,
-                nb](char* const* p) {
-      copy_a(p[1], p[4]);
-      copy_b(p[0], p[5]);
-      std::int32_t* pv = reinterpret_cast<std::int32_t*>(p[2]);
-      const std::int64_t ld = std::max<std::int64_t>(1, n);
-      detail::Reload<T, decltype(copy_a)> reload(copy_a, p[4], nb, n * n);
-      detail::for_each_matrix(reinterpret_cast<T*>(p[1]), n, n, nb, [&](T* lu, std::int64_t b) {
-        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[3])[b];
-        if (!detail::all_finite(lu, n * n)) {
-          inf = detail::kNonFiniteInfo;
-          detail::mark_nonfinite_lu(lu, n * n, pv + b * n, n);
-        } else {
-          inf = cpu::getrf_exact<T>(n, n, lu, ld, pv + b * n, [&](T* a) { reload(a, b); });
-        }
-        T* x = reinterpret_cast<T*>(p[0]) + b * n * k;
-        if (inf == 0) {
-          cpu::getrs<T>(cpu::Trans::N, n, k, lu, ld, pv + b * n, x, ld);
-        } else {
-          const T nan = T(std::numeric_limits<real_t<T>>::quiet_NaN());
-          for (std::int64_t i = 0; i < n * k; ++i) x[i] = nan;
-        }
-      });
-    };
-    detail::record_kernel_n(run, {X.impl().get(), LU.impl().get(), piv.impl().get(), info.impl().get()},
-                            {A.impl().get(), B.impl().get()});
-    return {X, LU, piv, info};
-  }
-  // The same on any device: getrf and getrs per matrix, then tensor ops (detail::batched).
-  template <class T>
-  std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> forward_generic(
-      const Tensor<T>& A, const Tensor<T>& B) const {
-    const std::int64_t n = A.shape()[0], k = B.shape()[1];
-    auto [LU, piv, info] = detail::batched::lu_of(A);
-    Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, detail::mat_batch_shape(A.shape())), A.device());
-    detail::copy_into(X, expand(B, X.shape()));
-    if (LU.numel() == 0) return {X, LU, piv, info};
-    if (X.numel() > 0) detail::batched::getrs(cpu::Trans::N, LU, piv, X);
-    return {detail::nan_where_failed(X, info), LU, piv, info};
+    return detail::linalg_backend<T>(name, A.device()).solve(A, B);
   }
 
   // X = A^-1 B with A = P L U saved from the forward:

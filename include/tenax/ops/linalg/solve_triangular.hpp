@@ -20,12 +20,7 @@ struct SolveTriangular : TriangularFlags {
   Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& B) const {
     TENAX_CHECK(A.device() == B.device(), name, "inputs are on different devices (", A.device().str(), " and ",
                 B.device().str(), ")");
-    return forward_with<detail::batched::TriangularBlas::trsm>(name, A, B);
-  }
-  // The device-neutral forward (TriangularFlags::generic_forward with trsm).
-  template <class T>
-  Tensor<T> forward_generic(const Tensor<T>& A, const Tensor<T>& B) const {
-    return generic_forward<detail::batched::TriangularBlas::trsm>(name, A, B);
+    return forward_with<detail::TriangularBlas::trsm>(name, A, B);
   }
 
   // Let P be the projection onto T's stored triangle (strict when unit). Left side:

@@ -22,7 +22,7 @@ namespace tenax::linalg {
 //               repeated values go through the vectors' tangent and miss the same terms.
 //   Lorentzian: F_ij = d/(d^2 + epsilon) with d = l_j - l_i (Liao et al. 2019).
 // For the SVD the policy acts on the singular part 1/(s_k - s_j) of 1/(s_k^2 - s_j^2) (split in
-// partial fractions, MATH.md section 6); the regular part 1/(s_k + s_j) is kept.
+// partial fractions, docs/MATH.md section 6); the regular part 1/(s_k + s_j) is kept.
 // Default: Mask with tol = rtol * max|l|, rtol = 10 n eps: syevd/gesdd compute eigenvalues to an
 // absolute accuracy of about p(n) eps ||A||, so closer pairs are numerically degenerate and their
 // individual vectors are not determined by A; 1/gap terms there only amplify rounding.

@@ -30,113 +30,16 @@ struct Svd {
     return o;
   }
 
+  // U, S (descending), Vh, info and the canonical gauge E per matrix: a matrix with inf or NaN has
+  // info kNonFiniteInfo, a failed one NaN factors; an empty A has identity U and Vh. The device's
+  // backend computes them (on the CPU one captured kernel, src/cpu/linalg_spectral.cpp).
   template <class T>
   std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward(
       const Tensor<T>& A) const {
-    if (!A.device().is_cpu()) return forward_generic(A);
-    using R = real_t<T>;
-    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k, nb = detail::mat_batch_count(A.shape());
-    const Shape ss = detail::with_batch(k, batch);
-    Tensor<R> S = Tensor<R>::empty(ss);
-    Tensor<T> U = compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch)) : Tensor<T>();
-    Tensor<T> Vh = compute_uv ? Tensor<T>::empty(detail::with_batch(vr, n, batch)) : Tensor<T>();
-    Tensor<std::int32_t> info = detail::info_tensor(A.shape());
-    Tensor<T> E = canonical && compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch)) : Tensor<T>();
-    const char jobz = !compute_uv ? 'N' : full_matrices ? 'A' : 'S';
-    // One captured kernel: A copied into scratch, gesdd per matrix, then the canonical gauge (E;
-    // V = Vh^H gets U's column factors) when asked.
-    auto run = [copy = detail::copy_to_contiguous(A), work = detail::Scratch<T>(A.shape()), m, n, k, uc, vr, nb, jobz,
-                compute_uv = compute_uv](char* const* p) {
-      copy(reinterpret_cast<char*>(work.get()), p[5]);
-      detail::for_each_matrix_parallel(work.get(), m, n, nb, [&](T* a, std::int64_t b) {
-        std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[3])[b];
-        R* s = reinterpret_cast<R*>(p[1]) + b * k;
-        T* u = compute_uv ? reinterpret_cast<T*>(p[0]) + b * m * uc : nullptr;
-        T* vt = compute_uv ? reinterpret_cast<T*>(p[2]) + b * vr * n : nullptr;
-        // Reference gesdd can loop forever on inf/NaN: check first.
-        inf = detail::all_finite(a, m * n)
-                  ? cpu::gesdd<T>(jobz, m, n, a, std::max<std::int64_t>(1, m), s, u, std::max<std::int64_t>(1, m), vt,
-                                  std::max<std::int64_t>(1, vr))
-                  : detail::kNonFiniteInfo;
-        if (k == 0 && compute_uv) {
-          // An empty A (m or n is 0) still has full unitary factors, identities; gesdd returns
-          // without writing them.
-          for (std::int64_t i = 0; i < m * uc; ++i) u[i] = T(i % (m + 1) == 0 ? 1 : 0);
-          for (std::int64_t i = 0; i < vr * n; ++i) vt[i] = T(i % (vr + 1) == 0 ? 1 : 0);
-        }
-        if (inf != 0) {
-          const R nan = std::numeric_limits<R>::quiet_NaN();
-          for (std::int64_t i = 0; i < k; ++i) s[i] = nan;
-          if (compute_uv) {
-            for (std::int64_t i = 0; i < m * uc; ++i) u[i] = T(nan);
-            for (std::int64_t i = 0; i < vr * n; ++i) vt[i] = T(nan);
-          }
-        }
-      });
-      if (p[4] != nullptr) {
-        T* const vh = reinterpret_cast<T*>(p[2]);
-        detail::canonicalize_columns(reinterpret_cast<T*>(p[0]), m, uc, nb, reinterpret_cast<T*>(p[4]),
-                                     [&](std::int64_t b, std::int64_t j, T f) {
-                                       // column j of V = Vh^H scaled by f: row j of Vh
-                                       T* r = vh + b * vr * n + j;
-                                       for (std::int64_t i = 0; i < n; ++i)
-                                         r[i * vr] = fn::conj_of(fn::conj_of(r[i * vr]) * f);
-                                     });
-      }
-    };
-    detail::record_kernel_n(
-        run, {detail::impl_of(U), S.impl().get(), detail::impl_of(Vh), info.impl().get(), detail::impl_of(E)},
-        {A.impl().get()});
-    return {U, S, Vh, info, E};
-  }
-  // The same on any device: gesdd (CPU) or gesvdj (CUDA) per matrix, then tensor ops
-  // (detail::batched). Non-finite inputs are flagged first and their outputs filled with NaN; the
-  // canonical gauge runs on a host copy.
-  template <class T>
-  std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> forward_generic(
-      const Tensor<T>& A) const {
-    using R = real_t<T>;
-    const Device dev = A.device();
-    const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
-    const Shape batch = detail::mat_batch_shape(A.shape());
-    const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k;
-    Tensor<T> work = detail::work_copy(A);
-    const Shape ss = detail::with_batch(k, batch);
-    Tensor<R> S = Tensor<R>::empty(ss, dev);
-    Tensor<T> U = compute_uv ? Tensor<T>::empty(detail::with_batch(m, uc, batch), dev) : Tensor<T>();
-    Tensor<T> Vh = compute_uv ? Tensor<T>::empty(detail::with_batch(vr, n, batch), dev) : Tensor<T>();
-    Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
-    if (work.numel() > 0) {
-      // A non-finite matrix is replaced by zeros before the solver sees it (reference gesdd can
-      // loop forever on inf/NaN); its outputs become NaN below.
-      info = detail::with_nonfinite(info, A);
-      work = contiguous(detail::fill_where_failed(work, info, T(0)));
-      Tensor<std::int32_t> solver_info = Tensor<std::int32_t>::zeros(batch, dev);
-      detail::batched::gesvd(work, S, U, Vh, solver_info);
-      info = where(eq(info, Tensor<std::int32_t>::scalar(0, dev)), solver_info, info);
-      S = detail::nan_where_failed(S, info);
-      if (compute_uv) {
-        U = detail::nan_where_failed(U, info);
-        Vh = detail::nan_where_failed(Vh, info);
-      }
-    } else if (compute_uv && (U.numel() > 0 || Vh.numel() > 0)) {
-      // An empty A (m or n is 0) still has full unitary factors: identities.
-      if (U.numel() > 0) U = contiguous(expand(Tensor<T>::eye(m, uc, dev), U.shape()));
-      if (Vh.numel() > 0) Vh = contiguous(expand(Tensor<T>::eye(vr, n, dev), Vh.shape()));
-    }
-    Tensor<T> E;
-    if (canonical && compute_uv) {
-      Tensor<T> Uh = U.to(Device::cpu()), V = detail::work_copy(Vh.mH().to(Device::cpu()));
-      E = detail::canonicalize_columns(Uh, V).to(dev);
-      U = Uh.to(dev);
-      Vh = detail::work_copy(V.mH()).to(dev);
-    }
-    return {U, S, Vh, info, E};
+    return detail::linalg_backend<T>(name, A.device()).svd(A, full_matrices, compute_uv, canonical);
   }
 
-  // MATH.md section 6, in terms of V = Vh^H (thin: k = min(m, n) columns of U and V):
+  // docs/MATH.md section 6, in terms of V = Vh^H (thin: k = min(m, n) columns of U and V):
   //   P = U^H dA V;  ds = Re diag(P);  F_jk = 1/(s_k^2 - s_j^2);  D = diag(i Im P_jj / (2 s_j))
   //   dU = U [F o (P S + S P^H) + D] + (I - U U^H) dA V S^-1          (the last term if m > k)
   //   dV = V [F o (S P + P^H S) - D] + (I - V V^H) dA^H U S^-1        (if n > k)

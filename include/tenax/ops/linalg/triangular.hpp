@@ -1,8 +1,7 @@
 #pragma once
 // What solve_triangular and triangular_matmul share: their flags, the projection onto the triangle
-// read, op(.), the op of the adjoint, the argument checks, the CPU kernel (B copied into the result,
-// A into scratch when BLAS cannot read its layout, then one BLAS call per matrix) and the
-// device-neutral forward (the same steps with tensor ops and the device's BLAS: cuBLAS on a GPU).
+// read, op(.), the op of the adjoint, the argument checks and the forward (the device backend's
+// triangular_op).
 #include <algorithm>
 #include <functional>
 
@@ -55,58 +54,12 @@ struct TriangularFlags {
     return conjugate ? conj(detail::apply(adj, A, conj(G))) : detail::apply(adj, A, G);
   }
 
-  // The forward of op(T)^-1 B / op(T) B (left) or B op(T)^-1 / B op(T) (right), R the routine
-  // (trsm or trmm): the CPU kernel below on the CPU, the device-neutral forward elsewhere.
-  template <detail::batched::TriangularBlas R, class T>
+  // op(T)^-1 B / op(T) B (left) or B op(T)^-1 / B op(T) (right), R the routine (trsm or trmm),
+  // with B and the batch of A broadcast: computed by the device's backend (on the CPU one captured
+  // kernel, src/cpu/linalg_triangular.cpp).
+  template <detail::TriangularBlas R, class T>
   Tensor<T> forward_with(std::string_view name, const Tensor<T>& A, const Tensor<T>& B) const {
-    return B.device().is_cpu() ? cpu_forward<R>(name, A, B) : generic_forward<R>(name, A, B);
-  }
-
-  // The CPU forward: B (broadcast) copied into the result, A copied into scratch when BLAS cannot
-  // read its layout, then R per matrix; one kernel, which a prepared program captures
-  // (kernels/capture.hpp).
-  template <detail::batched::TriangularBlas R, class T>
-  Tensor<T> cpu_forward(std::string_view name, const Tensor<T>& A, const Tensor<T>& B) const {
-    const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
-    const std::int64_t m = B.shape()[0], n = B.shape()[1];
-    Tensor<T> X = Tensor<T>::empty(detail::with_batch(m, n, batch));
-    if (X.numel() == 0) return X;  // nothing to do (the batch may still be huge)
-    const bool a_ok = detail::has_unit_row_stride(A);
-    const Tensor<T> a = a_ok ? A : Tensor<T>::empty(A.shape());
-    auto run = [copy_b = detail::copy_to_contiguous(expand(B, X.shape())),
-                copy_a = a_ok ? std::function<void(char*, char*)>() : detail::copy_to_contiguous(A),
-                scratch = a_ok ? detail::ImplPtr() : a.impl(), aoff = detail::batch_offsets(a, batch),
-                lda = std::max<std::int64_t>(1, a.strides()[1]), m, n, side = left ? cpu::Side::Left : cpu::Side::Right,
-                uplo = upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, diag = unit ? cpu::Diag::Unit : cpu::Diag::NonUnit,
-                trans = trans](char* const* p) {
-      copy_b(p[0], p[2]);
-      if (scratch) copy_a(static_cast<char*>(scratch->data()), p[1]);
-      const T* ap = reinterpret_cast<const T*>(scratch ? static_cast<char*>(scratch->data()) : p[1]);
-      T* x = reinterpret_cast<T*>(p[0]);
-      for (std::size_t b = 0; b < aoff.size(); ++b)
-        detail::batched::cpu_triangular<R>(side, uplo, trans, diag, m, n, ap + aoff[b], lda,
-                                           x + static_cast<std::int64_t>(b) * m * n, std::max<std::int64_t>(1, m));
-    };
-    detail::record_kernel(run, X, A, B);
-    return X;
-  }
-
-  // The device-neutral forward (what runs on a GPU; tests run it on the CPU against cpu_forward):
-  // B broadcast into the result, A with a unit row stride, then the device's trsm or trmm per
-  // matrix in place. Not a CPU kernel: a prepared program would capture only its copy, so the CPU
-  // forwards use cpu_forward.
-  template <detail::batched::TriangularBlas R, class T>
-  Tensor<T> generic_forward(std::string_view name, const Tensor<T>& A, const Tensor<T>& B) const {
-    const Shape batch = broadcast_shapes(detail::mat_batch_shape(A.shape()), detail::mat_batch_shape(B.shape()), name);
-    Tensor<T> X = Tensor<T>::empty(detail::with_batch(B.shape()[0], B.shape()[1], batch), B.device());
-    if (X.numel() == 0) return X;  // nothing to do (the batch may still be huge)
-    detail::copy_into(X, expand(B, X.shape()));
-    const Tensor<T> a = detail::unit_row_stride(A);
-    detail::batched::triangular<R>(left ? cpu::Side::Left : cpu::Side::Right,
-                                   upper ? cpu::Uplo::Upper : cpu::Uplo::Lower, trans,
-                                   unit ? cpu::Diag::Unit : cpu::Diag::NonUnit, a, detail::batch_offsets(a, batch),
-                                   std::max<std::int64_t>(1, a.strides()[1]), X);
-    return X;
+    return detail::linalg_backend<T>(name, B.device()).triangular_op(R, A, B, left, upper, unit, trans);
   }
 };
 

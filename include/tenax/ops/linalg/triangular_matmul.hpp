@@ -19,12 +19,7 @@ struct TriangularMatmul : TriangularFlags {
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& B) const {
-    return forward_with<detail::batched::TriangularBlas::trmm>(name, A, B);
-  }
-  // The device-neutral forward (TriangularFlags::generic_forward with trmm: cuBLAS on a GPU).
-  template <class T>
-  Tensor<T> forward_generic(const Tensor<T>& A, const Tensor<T>& B) const {
-    return generic_forward<detail::batched::TriangularBlas::trmm>(name, A, B);
+    return forward_with<detail::TriangularBlas::trmm>(name, A, B);
   }
 
   // Let P be the projection onto the triangle read (strict when unit) and T = tri(A). Left side

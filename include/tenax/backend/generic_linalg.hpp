@@ -1,0 +1,271 @@
+#pragma once
+// The factorizations of the linalg ops on any device that has the batched routines of
+// backend/backend.hpp: the routines (detail::batched, on the input's device) plus public tensor
+// ops. A device backend's BatchedLinalg forwards its factorizations here (cuda/src/backend.cpp);
+// test_linalg_generic runs them on the CPU against the CPU's fused kernels. Output conventions
+// are the ops' (ops/linalg/*.hpp).
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "tenax/linalg.hpp"
+#include "tenax/ops/linalg/batched.hpp"
+#include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/spectral.hpp"
+#include "tenax/tenax.hpp"
+
+namespace tenax::detail::generic {
+
+// potrf per matrix; a matrix with inf or NaN (in its lower triangle) gets info kNonFiniteInfo and
+// a failed one NaN factors.
+template <class T>
+std::tuple<Tensor<T>, Tensor<std::int32_t>> cholesky(const Tensor<T>& A) {
+  const Device dev = A.device();
+  Tensor<T> L = work_copy(A);
+  Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(mat_batch_shape(A.shape()), dev);
+  if (L.numel() == 0) return {L, info};
+  batched::potrf_lower(L, info);
+  info = with_nonfinite(info, tril(A));
+  return {nan_where_failed(tril(L), info), info};
+}
+
+// geqrf and orgqr per matrix. A non-finite input raises as on the CPU, on a device when its
+// results are next read (geqrf only carries the NaN through; it does not iterate).
+template <class T>
+std::tuple<Tensor<T>, Tensor<T>> qr(const Tensor<T>& A, bool complete, bool compute_q, bool positive_diag) {
+  const Device dev = A.device();
+  const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+  const Shape batch = mat_batch_shape(A.shape());
+  const std::int64_t qc = complete ? m : k, rr = complete ? m : k;
+  const Tensor<std::int32_t> nonfinite = check_finite_input("qr", A);
+  // The work copy, with a non-finite matrix (which raises above) zeroed so that the solver never
+  // sees it.
+  Tensor<T> work = A.numel() > 0 ? contiguous(fill_where_failed(A, nonfinite, T(0))) : work_copy(A);
+  Tensor<T> tau = Tensor<T>::zeros(with_batch(std::max<std::int64_t>(k, 1), batch), dev);
+  Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
+  if (work.numel() > 0) batched::geqrf(work, tau, info);
+  Tensor<T> R = contiguous(triu(slice(work, 0, 0, rr)));
+  Tensor<T> Q;
+  if (compute_q) {
+    // Q's first min(n, qc) columns hold the reflectors; the rest (complete mode, m > n) start at 0.
+    Q = qc <= n ? contiguous(slice(work, 1, 0, qc))
+                : concat(std::vector<Tensor<T>>{work, Tensor<T>::zeros(with_batch(m, qc - n, batch), dev)}, 1);
+    // With no reflectors (n = 0, complete mode) Q is I: LAPACK's orgqr writes it for k = 0, but
+    // cuSOLVER does not document that case, so it is not asked.
+    if (Q.numel() > 0 && k == 0) Q = contiguous(expand(Tensor<T>::eye(m, m, dev), Q.shape()));
+    if (Q.numel() > 0 && k > 0) batched::orgqr(Q, k, tau, info);
+  }
+  if (positive_diag && k > 0) {
+    // Rows i < k of R and columns i < k of Q change sign where Re R(i, i) < 0.
+    Tensor<T> s = where(lt(real(diagonal(slice(R, 0, 0, k))), Tensor<real_t<T>>::scalar(0, dev)),
+                        Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev));
+    auto pad = [&](std::int64_t len) {
+      if (len == k) return s;
+      return concat(std::vector<Tensor<T>>{s, Tensor<T>::ones(with_batch(len - k, batch), dev)}, 0);
+    };
+    R = mul(R, unsqueeze(pad(rr), 1));
+    if (compute_q) Q = mul(Q, as_row(pad(qc)));
+  }
+  return {Q, R};
+}
+
+// syevd per matrix. The canonical gauge is applied on the host (a copy there and back).
+template <class T>
+std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> eigh(const Tensor<T>& A, bool upper,
+                                                                               bool vectors, bool canonical) {
+  using R = real_t<T>;
+  const Device dev = A.device();
+  const std::int64_t n = A.shape()[0];
+  const Shape batch = mat_batch_shape(A.shape());
+  Tensor<T> V = work_copy(A);
+  Tensor<R> w = Tensor<R>::empty(with_batch(n, batch), dev);
+  Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
+  if (V.numel() > 0) {
+    // A non-finite matrix is replaced by zeros before the solver sees it (eigensolvers can
+    // iterate without end on inf/NaN); its outputs become NaN below.
+    info = with_nonfinite(info, upper ? triu(A) : tril(A));
+    V = contiguous(fill_where_failed(V, info, T(0)));
+    Tensor<std::int32_t> solver_info = Tensor<std::int32_t>::zeros(batch, dev);
+    batched::syevd(vectors, upper, V, w, solver_info);
+    info = where(eq(info, Tensor<std::int32_t>::scalar(0, dev)), solver_info, info);
+    w = nan_where_failed(w, info);
+    if (vectors) V = nan_where_failed(V, info);
+  }
+  Tensor<T> E;
+  if (canonical && vectors) {
+    Tensor<T> host = V.to(Device::cpu());  // V itself on the CPU
+    E = canonicalize_columns(host, Tensor<T>()).to(dev);
+    V = host.to(dev);
+  }
+  return {w, vectors ? V : Tensor<T>(), info, E};
+}
+
+// gesvd of the device (gesdd on the CPU, gesvdj on CUDA) per matrix. Non-finite inputs are
+// flagged first and their outputs filled with NaN; the canonical gauge runs on a host copy.
+template <class T>
+std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> svd(const Tensor<T>& A,
+                                                                                         bool full_matrices,
+                                                                                         bool compute_uv,
+                                                                                         bool canonical) {
+  using R = real_t<T>;
+  const Device dev = A.device();
+  const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+  const Shape batch = mat_batch_shape(A.shape());
+  const std::int64_t uc = full_matrices ? m : k, vr = full_matrices ? n : k;
+  Tensor<T> work = work_copy(A);
+  Tensor<R> S = Tensor<R>::empty(with_batch(k, batch), dev);
+  Tensor<T> U = compute_uv ? Tensor<T>::empty(with_batch(m, uc, batch), dev) : Tensor<T>();
+  Tensor<T> Vh = compute_uv ? Tensor<T>::empty(with_batch(vr, n, batch), dev) : Tensor<T>();
+  Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
+  if (work.numel() > 0) {
+    // A non-finite matrix is replaced by zeros before the solver sees it (reference gesdd can
+    // loop forever on inf/NaN); its outputs become NaN below.
+    info = with_nonfinite(info, A);
+    work = contiguous(fill_where_failed(work, info, T(0)));
+    Tensor<std::int32_t> solver_info = Tensor<std::int32_t>::zeros(batch, dev);
+    batched::gesvd(work, S, U, Vh, solver_info);
+    info = where(eq(info, Tensor<std::int32_t>::scalar(0, dev)), solver_info, info);
+    S = nan_where_failed(S, info);
+    if (compute_uv) {
+      U = nan_where_failed(U, info);
+      Vh = nan_where_failed(Vh, info);
+    }
+  } else if (compute_uv && (U.numel() > 0 || Vh.numel() > 0)) {
+    // An empty A (m or n is 0) still has full unitary factors: identities.
+    if (U.numel() > 0) U = contiguous(expand(Tensor<T>::eye(m, uc, dev), U.shape()));
+    if (Vh.numel() > 0) Vh = contiguous(expand(Tensor<T>::eye(vr, n, dev), Vh.shape()));
+  }
+  Tensor<T> E;
+  if (canonical && compute_uv) {
+    Tensor<T> Uh = U.to(Device::cpu()), V = work_copy(Vh.mH().to(Device::cpu()));
+    E = canonicalize_columns(Uh, V).to(dev);
+    U = Uh.to(dev);
+    Vh = work_copy(V.mH()).to(dev);
+  }
+  return {U, S, Vh, info, E};
+}
+
+// getrf per matrix (batched::lu_of: a matrix with inf or NaN gets NaN factors and identity pivots).
+template <class T>
+std::tuple<Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu_factor(const Tensor<T>& A) {
+  return batched::lu_of(A);
+}
+
+// getrf, then L, U and P unpacked by tensor ops.
+template <class T>
+std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> lu(const Tensor<T>& A) {
+  const std::int64_t m = A.shape()[0], n = A.shape()[1], k = std::min(m, n);
+  const Shape batch = mat_batch_shape(A.shape());
+  const Device dev = A.device();
+  auto [LU, piv, info] = batched::lu_of(A);
+  Tensor<T> L = add(tril(slice(LU, 1, 0, k), -1), expand(Tensor<T>::eye(m, k, dev), with_batch(m, k, batch)));
+  Tensor<T> U = triu(slice(LU, 0, 0, k));
+  // P[perm[i], i] = 1: the transpose of the identity's rows gathered by perm.
+  Tensor<T> P = contiguous(
+      permute_rows(expand(Tensor<T>::eye(m, m, dev), with_batch(m, m, batch)), pivots_to_permutation(piv, m)).mT());
+  return {P, L, U, piv, info};
+}
+
+// getrf and getrs per matrix; a failed matrix's X is NaN.
+template <class T>
+std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::int32_t>> solve(const Tensor<T>& A,
+                                                                                   const Tensor<T>& B) {
+  const std::int64_t n = A.shape()[0], k = B.shape()[1];
+  auto [LU, piv, info] = batched::lu_of(A);
+  Tensor<T> X = Tensor<T>::empty(with_batch(n, k, mat_batch_shape(A.shape())), A.device());
+  copy_into(X, expand(B, X.shape()));
+  if (LU.numel() == 0) return {X, LU, piv, info};
+  if (X.numel() > 0) batched::getrs(blas::Trans::N, LU, piv, X);
+  return {nan_where_failed(X, info), LU, piv, info};
+}
+
+// getrf per matrix, then tensor ops: the same arithmetic in the same order as the CPU's fused
+// loop: sign = (pivot parity) * prod(u_ii / |u_ii|), log|det| = sum(log |u_ii|); 0 and -inf at an
+// exactly zero pivot; NaN for non-finite input.
+template <class T>
+std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>> slogdet(const Tensor<T>& A) {
+  using R = real_t<T>;
+  const Device dev = A.device();
+  const std::int64_t n = A.shape()[0];
+  const Shape batch = mat_batch_shape(A.shape());
+  auto [LU, piv, info] = batched::lu_of(A);
+  if (n == 0) return {Tensor<T>::ones(batch, dev), Tensor<R>::zeros(batch, dev), LU, piv};
+  const Tensor<T> u = diagonal(LU);  // n x batch
+  const Tensor<R> a = abs(u);
+  const Tensor<std::int32_t> ident = identity_pivots(n, dev);
+  const Tensor<T> swaps =
+      prod(where(ne(piv, ident), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)), {0}, false);
+  // An exactly zero pivot is getrf's info > 0, as the fused loop stops at the first one (what a
+  // solver leaves in later pivots is not looked at).
+  const Tensor<bool> zero = gt(info, Tensor<std::int32_t>::scalar(0, dev));
+  Tensor<T> sign = where(zero, Tensor<T>::scalar(T(0), dev), mul(swaps, prod(tenax::sign(u), {0}, false)));
+  Tensor<R> logabs = where(zero, Tensor<R>::scalar(-std::numeric_limits<R>::infinity(), dev), sum(log(a), {0}, false));
+  // NaN for non-finite input only (a zero pivot, info > 0, is the exact 0 / -inf above).
+  const Tensor<std::int32_t> bad =
+      where(eq(info, Tensor<std::int32_t>::scalar(kNonFiniteInfo, dev)), info, Tensor<std::int32_t>::scalar(0, dev));
+  return {nan_where_failed(sign, bad), nan_where_failed(logabs, bad), LU, piv};
+}
+
+// By tensor ops: (pivot parity) * prod(u_ii), a plain product, when no
+// product of consecutive pivots leaves the normal range (prefix sums of log |u_ii| within one
+// exponent range of each other): then every partial product of a sequential or tree-ordered
+// reduction is normal, and on the CPU the result is the scaled product bit for bit. Otherwise
+// (and at a zero pivot, and for non-finite input) it is sign * exp(log|det|) from slogdet: 0 at
+// a zero pivot, NaN for non-finite input, else within about sum |log |u_ii|| eps of the scaled
+// product.
+template <class T>
+std::tuple<Tensor<T>, Tensor<T>, Tensor<std::int32_t>> det(const Tensor<T>& A) {
+  using R = real_t<T>;
+  auto [sign, logabs, LU, piv] = generic::slogdet(A);
+  const Device dev = A.device();
+  // sign * |det| per component, a zero component staying 0 when |det| overflows (as the CPU's).
+  const Tensor<R> mag = exp(logabs), zero = Tensor<R>::scalar(R(0), dev);
+  const auto times = [&](const Tensor<R>& x) { return where(eq(x, zero), x, mul(x, mag)); };
+  Tensor<T> fallback;
+  if constexpr (is_complex_v<T>)
+    fallback = complex(times(real(sign)), times(imag(sign)));
+  else
+    fallback = times(sign);
+  const std::int64_t n = A.shape()[0];
+  if (n == 0) return {fallback, LU, piv};
+  const Tensor<T> u = diagonal(LU);
+  const Tensor<T> swaps = prod(
+      where(ne(piv, identity_pivots(n, dev)), Tensor<T>::scalar(T(-1), dev), Tensor<T>::scalar(T(1), dev)), {0}, false);
+  const Tensor<T> direct = mul(swaps, prod(u, {0}, false));
+  // Prefix sums c_k of log |u_ii| (c_0 = 0) by a product with a lower triangle of ones: the log
+  // of a product of consecutive pivots is c_j - c_i, so max c - min c bounds them all. Not below
+  // the bound for a zero pivot (-inf) or NaN.
+  constexpr int range = std::min(std::numeric_limits<R>::max_exponent, 1 - std::numeric_limits<R>::min_exponent) - 1;
+  const Shape batch = mat_batch_shape(A.shape());
+  const Tensor<R> logs = reshape(log(abs(u)), with_batch(n, 1, batch));
+  const Tensor<R> prefix = matmul(tril(Tensor<R>::ones({n, n}, dev), 0), logs);
+  const Tensor<R> hi = maximum(reshape(max(prefix, {0}, false), batch), zero),
+                  lo = minimum(reshape(min(prefix, {0}, false), batch), zero);
+  const Tensor<bool> normal = le(sub(hi, lo), Tensor<R>::scalar(R(range * 0.6931471805599453), dev));
+  return {where(normal, direct, fallback), LU, piv};
+}
+
+// B broadcast into the result, A with a unit row stride, then the device's trsm or trmm per
+// matrix in place (batched::triangular).
+template <class T>
+Tensor<T> triangular_op(TriangularBlas r, const Tensor<T>& A, const Tensor<T>& B, bool left, bool upper, bool unit,
+                        blas::Trans trans) {
+  const char* name = r == TriangularBlas::trsm ? "solve_triangular" : "triangular_matmul";
+  const Shape batch = broadcast_shapes(mat_batch_shape(A.shape()), mat_batch_shape(B.shape()), name);
+  Tensor<T> X = Tensor<T>::empty(with_batch(B.shape()[0], B.shape()[1], batch), B.device());
+  if (X.numel() == 0) return X;  // nothing to do (the batch may still be huge)
+  copy_into(X, expand(B, X.shape()));
+  const Tensor<T> a = unit_row_stride(A);
+  const auto side = left ? blas::Side::Left : blas::Side::Right;
+  const auto uplo = upper ? blas::Uplo::Upper : blas::Uplo::Lower;
+  const auto diag = unit ? blas::Diag::Unit : blas::Diag::NonUnit;
+  const std::vector<std::int64_t> aoff = batch_offsets(a, batch);
+  const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
+  if (r == TriangularBlas::trsm)
+    batched::triangular<TriangularBlas::trsm>(side, uplo, trans, diag, a, aoff, lda, X);
+  else
+    batched::triangular<TriangularBlas::trmm>(side, uplo, trans, diag, a, aoff, lda, X);
+  return X;
+}
+
+}  // namespace tenax::detail::generic
