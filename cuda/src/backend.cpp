@@ -196,6 +196,9 @@ class CudaLinalg final : public BatchedLinalg<T> {
     return generic::slogdet(A);
   }
   std::tuple<Tensor<T>, Tensor<T>, I32> det(const Tensor<T>& A) const override { return generic::det(A); }
+  void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const override {
+    generic::matmul_into(out, a, b, batch);
+  }
   Tensor<T> triangular_op(TriangularBlas r, const Tensor<T>& A, const Tensor<T>& B, bool left, bool upper, bool unit,
                           blas::Trans trans) const override {
     return generic::triangular_op(r, A, B, left, upper, unit, trans);
@@ -253,19 +256,20 @@ const Backend& cuda_backend() {
 
 }  // namespace
 
-template <class U>
-void cuda_fill(int dev, void* p, std::int64_t n, const void* value) {
-  U v;
-  std::memcpy(static_cast<void*>(&v), value, sizeof(U));
-  cuda::fill<U>(dev, v, static_cast<U*>(p), n);
+template <class T>
+void cuda_fill(int dev, T* p, std::int64_t n, const T& value) {
+  cuda::fill<T>(dev, value, p, n);
 }
 
 void add_linked_backends(DeviceTable& table) {
   table[kCuda] = {&cuda::copy_bytes, &cuda::allocator, &cuda_backend()};
-  FillKernel<1>::on[kCuda] = &cuda_fill<bool>;
-  FillKernel<4>::on[kCuda] = &cuda_fill<std::int32_t>;
-  FillKernel<8>::on[kCuda] = &cuda_fill<std::int64_t>;
-  FillKernel<16>::on[kCuda] = &cuda_fill<c128>;
+  FillKernel<bool>::on[kCuda] = &cuda_fill<bool>;
+  FillKernel<std::int32_t>::on[kCuda] = &cuda_fill<std::int32_t>;
+  FillKernel<std::int64_t>::on[kCuda] = &cuda_fill<std::int64_t>;
+  FillKernel<float>::on[kCuda] = &cuda_fill<float>;
+  FillKernel<double>::on[kCuda] = &cuda_fill<double>;
+  FillKernel<c64>::on[kCuda] = &cuda_fill<c64>;
+  FillKernel<c128>::on[kCuda] = &cuda_fill<c128>;
   register_maps();
   register_reductions();
 }

@@ -14,49 +14,25 @@
 namespace tenax::detail {
 namespace {
 
-// Elements of `bytes` bytes, as an unsigned integer type of that size or a pair of them.
-struct Bytes16 {
-  std::uint64_t lo, hi;
-};
-template <class F>
-void by_size(std::size_t bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      return f(std::uint8_t{});
-    case 2:
-      return f(std::uint16_t{});
-    case 4:
-      return f(std::uint32_t{});
-    case 8:
-      return f(std::uint64_t{});
-    case 16:
-      return f(Bytes16{});
-    default:
-      fail("backend", "no element type of ", bytes, " bytes");
-  }
-}
-
+// Elements are copied and zeroed as bytes (memcpy, memset), whatever their type.
 class CpuKernels final : public DeviceKernels {
  public:
   void zero_triangle(int, bool lower, std::int64_t k, std::int64_t m, std::int64_t n, std::int64_t batch, void* p,
                      std::size_t bytes) const override {
-    by_size(bytes, [&]<class U>(U) {
-      U* q = static_cast<U*>(p);
-      for (std::int64_t b = 0; b < batch; ++b)
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t i = 0; i < m; ++i)
-            if (lower ? j - i > k : j - i < k) std::memset(&q[i + j * m + b * m * n], 0, sizeof(U));
-    });
+    char* q = static_cast<char*>(p);
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < m; ++i)
+          if (lower ? j - i > k : j - i < k) std::memset(q + (i + j * m + b * m * n) * bytes, 0, bytes);
   }
   void permute_rows(int, std::int64_t m, std::int64_t n, std::int64_t batch, const void* x, const std::int64_t* perm,
                     void* out, std::size_t bytes) const override {
-    by_size(bytes, [&]<class U>(U) {
-      const U* s = static_cast<const U*>(x);
-      U* o = static_cast<U*>(out);
-      for (std::int64_t b = 0; b < batch; ++b)
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t i = 0; i < m; ++i) o[i + j * m + b * m * n] = s[perm[i + b * m] + j * m + b * m * n];
-    });
+    const char* s = static_cast<const char*>(x);
+    char* o = static_cast<char*>(out);
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < m; ++i)
+          std::memcpy(o + (i + j * m + b * m * n) * bytes, s + (perm[i + b * m] + j * m + b * m * n) * bytes, bytes);
   }
   void check_pivots(int, std::int64_t k, std::int64_t m, std::int64_t batch, const std::int32_t* piv,
                     std::int64_t* perm, std::int32_t* safe, std::int32_t* bad) const override {

@@ -72,10 +72,10 @@ TEST(Backend, DeviceKernelSlotsAreFilledWhenBuilt) {
   check(d::MapKernel<c128, tx::fn::Convert<c128>, std::int32_t>::on, "convert i32 -> c128");
   check(d::ReduceKernel<double, double, tx::fn::Add>::on, "sum f64");
   check(d::ReduceKernel<float, float, tx::fn::FoldMax>::on, "max f32");
-  check(d::FillKernel<1>::on, "fill 1 byte");
-  check(d::FillKernel<4>::on, "fill 4 bytes");
-  check(d::FillKernel<8>::on, "fill 8 bytes");
-  check(d::FillKernel<16>::on, "fill 16 bytes");
+  check(d::FillKernel<bool>::on, "fill bool");
+  check(d::FillKernel<std::int64_t>::on, "fill i64");
+  check(d::FillKernel<float>::on, "fill f32");
+  check(d::FillKernel<c128>::on, "fill c128");
 }
 
 TEST(Backend, CpuKernelsFillZeroTrianglesAndPermuteRows) {

@@ -323,3 +323,22 @@ TEST(LinalgGeneric, SolveMatchesTheFusedForward) {
   solve_cases<double>();
   solve_cases<C>();
 }
+
+// matmul through the batched gemm of the generic path (operands gemm cannot read cloned first)
+// against the CPU's kernel (operands copied into scratch inside the kernel).
+TEST(LinalgGeneric, MatmulMatchesTheCpuKernel) {
+  const auto run = [](const Tensor<double>& a, const Tensor<double>& b, const std::string& what) {
+    const auto want = tx::matmul(a, b);
+    const tx::Shape batch =
+        tx::broadcast_shapes(tx::detail::mat_batch_shape(a.shape()), tx::detail::mat_batch_shape(b.shape()), "matmul");
+    const auto got = Tensor<double>::empty(want.shape());
+    tx::detail::generic::matmul_into(got, a, b, batch);
+    expect_same(got, want, what);
+  };
+  const auto a = Tensor<double>::randn({3, 4, 2}, 71), b = Tensor<double>::randn({4, 5, 2}, 72);
+  run(a, b, "plain batch");
+  run(Tensor<double>::randn({4, 3, 2}, 73).mT(), b, "A^T view");
+  run(a, tx::slice(b, 2, 0, 1).reshape(tx::Shape{4, 5}), "B broadcast");
+  run(tx::slice(Tensor<double>::randn({6, 4, 2}, 74), 0, 0, 6, 2), b, "A rows at stride 2 (cloned)");
+  run(a, tx::expand(Tensor<double>::randn({4, 5, 1}, 75), {4, 5, 2}), "B expanded (stride-0 batch)");
+}

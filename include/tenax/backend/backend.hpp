@@ -98,6 +98,9 @@ class BatchedLinalg {
   virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32> slogdet(const Tensor<T>& A) const = 0;
   // det, LU, pivots (ops/linalg/det.hpp).
   virtual std::tuple<Tensor<T>, Tensor<T>, I32> det(const Tensor<T>& A) const = 0;
+  // out = a b for each matrix of the batch shape `batch` (a and b broadcast over it, any strides;
+  // out contiguous, m x n x batch, k > 0) (ops/linalg/matmul.hpp).
+  virtual void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const = 0;
   // op(A)^-1 B or op(A) B (left), B op(A)^-1 or B op(A) (right) with the triangle of A given by
   // upper and unit, batches broadcast (ops/linalg/triangular.hpp).
   virtual Tensor<T> triangular_op(TriangularBlas r, const Tensor<T>& A, const Tensor<T>& B, bool left, bool upper,

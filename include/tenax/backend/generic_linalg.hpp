@@ -268,4 +268,31 @@ Tensor<T> triangular_op(TriangularBlas r, const Tensor<T>& A, const Tensor<T>& B
   return X;
 }
 
+// out = a b: an operand gemm cannot read is cloned first; then one strided-batched gemm when both
+// operands' batch offsets are uniform, else one gemm per product.
+template <class T>
+void matmul_into(const Tensor<T>& out, const Tensor<T>& a_in, const Tensor<T>& b_in, const Shape& batch) {
+  const std::int64_t m = a_in.shape()[0], k = a_in.shape()[1], n = b_in.shape()[1];
+  GemmOperand oa = gemm_operand(m, k, a_in.strides()[0], a_in.strides()[1]);
+  GemmOperand ob = gemm_operand(k, n, b_in.strides()[0], b_in.strides()[1]);
+  const Tensor<T> a = oa.ok ? a_in : clone(a_in), b = ob.ok ? b_in : clone(b_in);
+  if (!oa.ok) oa = gemm_operand(m, k, a.strides()[0], a.strides()[1]);
+  if (!ob.ok) ob = gemm_operand(k, n, b.strides()[0], b.strides()[1]);
+  const std::vector<std::int64_t> offa = batch_offsets(a, batch), offb = batch_offsets(b, batch);
+  const BatchedLinalg<T>& be = linalg_backend<T>("matmul", out.device());
+  const int dev = out.device().index;
+  const std::int64_t sa = uniform_step(offa), sb = uniform_step(offb);
+  const std::int64_t nb = static_cast<std::int64_t>(offa.size());
+  if (sa >= 0 && sb >= 0) {
+    be.gemm(dev, oa.trans, ob.trans, m, n, k, a.data() + offa[0], oa.ld, sa, b.data() + offb[0], ob.ld, sb,
+            out.mutable_data(), m, m * n, nb);
+    return;
+  }
+  for (std::int64_t i = 0; i < nb; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    be.gemm(dev, oa.trans, ob.trans, m, n, k, a.data() + offa[u], oa.ld, 0, b.data() + offb[u], ob.ld, 0,
+            out.mutable_data() + i * m * n, m, 0, 1);
+  }
+}
+
 }  // namespace tenax::detail::generic

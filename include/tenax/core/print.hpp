@@ -1,5 +1,6 @@
 #pragma once
-// Printing tensors: shape, dtype, device and the values (matrices as rows, batches in turn).
+// Printing tensors: shape, dtype, device and the values (matrices as rows, batches in turn; a
+// device tensor's values come to the host first).
 #include <ostream>
 
 #include "tenax/core/tensor.hpp"
@@ -12,8 +13,8 @@ std::ostream& operator<<(std::ostream& os, const Tensor<T>& t) {
   os << "Tensor(" << dtype_traits<T>::name << ", shape=" << t.shape() << ", " << t.device().str();
   if (t.tracks_grad()) os << ", requires_grad";
   os << ")";
-  if (!t.device().is_cpu() || t.numel() > 10000) return os;
-  const auto v = t.to_vector();
+  if (t.numel() > 10000) return os;
+  const auto v = t.to_vector();  // a device tensor's values are copied to the host
   const std::int64_t m = t.dim() >= 1 ? t.shape()[0] : 1, n = t.dim() >= 2 ? t.shape()[1] : 1;
   const std::int64_t mats = m * n ? t.numel() / (m * n) : 0;
   for (std::int64_t b = 0; b < mats; ++b) {

@@ -44,59 +44,6 @@ inline std::int64_t uniform_step(const std::vector<std::int64_t>& off) {
   return s < 0 ? -1 : s;
 }
 
-// The CPU gemm calls of one matmul, from the operands' first elements (p[0] the output, p[1] a,
-// p[2] b): what Matmul::forward runs, and what a prepared program's step runs later
-// (kernels/capture.hpp).
-// An operand whose layout gemm cannot read (a broadcast or otherwise strided view) is first copied
-// into a contiguous scratch buffer, which the batch owns.
-struct GemmBatch {
-  GemmOperand oa, ob;
-  std::int64_t m, n, k, nb;
-  bool parallel;
-  std::vector<std::int64_t> offa, offb;
-  ImplPtr scratch_a, scratch_b;                      // null: the operand is read in place
-  std::function<void(char*, char*)> copy_a, copy_b;  // operand -> scratch
-};
-
-template <class T>
-void run_gemms(const GemmBatch& g, char* const* p) {
-  T* o = reinterpret_cast<T*>(p[0]);
-  if (g.scratch_a) g.copy_a(static_cast<char*>(g.scratch_a->data()), p[1]);
-  if (g.scratch_b) g.copy_b(static_cast<char*>(g.scratch_b->data()), p[2]);
-  const T* A = reinterpret_cast<const T*>(g.scratch_a ? g.scratch_a->data() : p[1]);
-  const T* B = reinterpret_cast<const T*>(g.scratch_b ? g.scratch_b->data() : p[2]);
-  auto one = [&](std::int64_t i) {
-    cpu::gemm<T>(g.oa.trans, g.ob.trans, g.m, g.n, g.k, T(1), A + g.offa[static_cast<std::size_t>(i)], g.oa.ld,
-                 B + g.offb[static_cast<std::size_t>(i)], g.ob.ld, T(0), o + i * g.m * g.n, g.m);
-  };
-  if (g.parallel)
-    cpu::parallel_for(g.nb, one);
-  else
-    for (std::int64_t i = 0; i < g.nb; ++i) one(i);
-}
-
-// The batch of products on a device through its backend: one strided-batched call when both
-// operands' batch offsets are uniform, else one call per product.
-template <class T>
-void gemm_on_device(const Tensor<T>& a, GemmOperand oa, const std::vector<std::int64_t>& offa, const Tensor<T>& b,
-                    GemmOperand ob, const std::vector<std::int64_t>& offb, Tensor<T>& out, std::int64_t m,
-                    std::int64_t n, std::int64_t k) {
-  const BatchedLinalg<T>& be = linalg_backend<T>("matmul", out.device());
-  const int dev = out.device().index;
-  const std::int64_t sa = uniform_step(offa), sb = uniform_step(offb);
-  const std::int64_t nb = static_cast<std::int64_t>(offa.size());
-  if (sa >= 0 && sb >= 0) {
-    be.gemm(dev, oa.trans, ob.trans, m, n, k, a.data() + offa[0], oa.ld, sa, b.data() + offb[0], ob.ld, sb,
-            out.mutable_data(), m, m * n, nb);
-    return;
-  }
-  for (std::int64_t i = 0; i < nb; ++i) {
-    const auto u = static_cast<std::size_t>(i);
-    be.gemm(dev, oa.trans, ob.trans, m, n, k, a.data() + offa[u], oa.ld, 0, b.data() + offb[u], ob.ld, 0,
-            out.mutable_data() + i * m * n, m, 0, 1);
-  }
-}
-
 }  // namespace detail
 
 namespace ops {
@@ -108,7 +55,6 @@ struct Matmul {
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& a_in, const Tensor<T>& b_in) const {
-    detail::check_kernel_device(name, a_in.device());
     const std::int64_t m = a_in.shape()[0], k = a_in.shape()[1], n = b_in.shape()[1];
     const Shape batch =
         broadcast_shapes(detail::mat_batch_shape(a_in.shape()), detail::mat_batch_shape(b_in.shape()), name);
@@ -116,41 +62,7 @@ struct Matmul {
     Tensor<T> out = Tensor<T>::empty(os, a_in.device());
     if (out.numel() == 0) return out;
     if (k == 0) return Tensor<T>::zeros(os, a_in.device());
-    auto oa = detail::gemm_operand(m, k, a_in.strides()[0], a_in.strides()[1]);
-    auto ob = detail::gemm_operand(k, n, b_in.strides()[0], b_in.strides()[1]);
-    // On the CPU an unreadable operand is copied into scratch by run_gemms (so that a prepared
-    // program's captured kernel repeats the copy); on a device, by clone.
-    const bool on_cpu = out.device().is_cpu();
-    Tensor<T> a = oa.ok ? a_in : on_cpu ? Tensor<T>::empty(a_in.shape()) : clone(a_in);
-    Tensor<T> b = ob.ok ? b_in : on_cpu ? Tensor<T>::empty(b_in.shape()) : clone(b_in);
-    if (!oa.ok) oa = detail::gemm_operand(m, k, a.strides()[0], a.strides()[1]);
-    if (!ob.ok) ob = detail::gemm_operand(k, n, b.strides()[0], b.strides()[1]);
-    // Batch offsets of a and b broadcast over the output batch shape.
-    auto offa = detail::batch_offsets(a, batch), offb = detail::batch_offsets(b, batch);
-    const std::int64_t nb = static_cast<std::int64_t>(offa.size());
-    if (!on_cpu) {
-      detail::gemm_on_device(a, oa, offa, b, ob, offb, out, m, n, k);
-      return out;
-    }
-    // Many small products: one per worker at a time. OpenBLAS threads a gemm from m n k > 64^3
-    // on; below that it runs on the calling thread, so workers do not oversubscribe the machine.
-    const bool parallel = nb >= 2 && std::max({m * k, k * n, m * n}) <= cpu::kParallelMaxMatrixElements &&
-                          m * n * k <= cpu::kProviderSerialGemmWork && nb * m * n * k >= cpu::kParallelMinBatchWork;
-    detail::GemmBatch g{oa, ob, m, n, k, nb, parallel, std::move(offa), std::move(offb), {}, {}, {}, {}};
-    if (a.impl() != a_in.impl()) {
-      g.scratch_a = a.impl();
-      g.copy_a = detail::copy_kernel<T, T>(*a.impl(), *a_in.impl());
-    }
-    if (b.impl() != b_in.impl()) {
-      g.scratch_b = b.impl();
-      g.copy_b = detail::copy_kernel<T, T>(*b.impl(), *b_in.impl());
-    }
-    if (detail::KernelCapture* c = detail::kernel_capture()) [[unlikely]]
-      c->record([g](char* const* p) { detail::run_gemms<T>(g, p); }, out.impl().get(), a_in.impl().get(),
-                b_in.impl().get());
-    char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(a_in.impl()->data()),
-                       static_cast<char*>(b_in.impl()->data())};
-    detail::run_gemms<T>(g, p);
+    detail::linalg_backend<T>(name, out.device()).matmul_into(out, a_in, b_in, batch);
     return out;
   }
   // C = A B: dC = dA B + A dB; gA = gC B^H, gB = A^H gC, each summed over broadcast batch dims.
