@@ -86,9 +86,9 @@ class BatchedLinalg {
   virtual std::tuple<Tensor<R>, Tensor<T>, I32, Tensor<T>> eigh(const Tensor<T>& A, bool upper, bool vectors,
                                                                 bool canonical) const = 0;
   // U, S, Vh (U and Vh undefined unless compute_uv), info, the canonical gauge E (ops/linalg/svd.hpp).
-  virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32, Tensor<T>> svd(
-      const Tensor<T>& A, bool full_matrices, bool compute_uv,
-      bool canonical) const = 0;  // Packed LU, pivots, info (ops/linalg/lu.hpp, LuFactor).
+  virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32, Tensor<T>> svd(const Tensor<T>& A, bool full_matrices,
+                                                                          bool compute_uv, bool canonical) const = 0;
+  // Packed LU, pivots, info (ops/linalg/lu.hpp, LuFactor).
   virtual std::tuple<Tensor<T>, I32, I32> lu_factor(const Tensor<T>& A) const = 0;
   // P, L, U, pivots, info (ops/linalg/lu.hpp, Lu).
   virtual std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, I32, I32> lu(const Tensor<T>& A) const = 0;

@@ -17,6 +17,13 @@
 #define TENAX_HD
 #endif
 
+// The functors name the kernel slots of every device (kernels/map.hpp, kernels/reduce.hpp): a
+// slot's template static data takes the visibility of its template arguments, so these types keep
+// default visibility in programs compiled with -fvisibility=hidden, which then share the library's
+// slots (and see the device entries the library's backends register).
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility push(default)
+#endif
 namespace tenax::fn {
 namespace math {
 
@@ -395,3 +402,6 @@ struct Convert {
 };
 
 }  // namespace tenax::fn
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC visibility pop
+#endif

@@ -21,10 +21,9 @@ struct Triangle {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
     const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n != 0 ? out.numel() / (m * n) : 0;
     if (!out.device().is_cpu()) {  // a device: a copy, then its backend's kernel
+      const detail::DeviceKernels& kernels = *detail::backend_for(name, out.device()).kernels;
       detail::copy_into(out, x);
-      if (batch > 0)
-        detail::backend_for(name, out.device())
-            .kernels->zero_triangle(out.device().index, lower, k, m, n, batch, out.impl()->data(), sizeof(T));
+      if (batch > 0) kernels.zero_triangle(out.device().index, lower, k, m, n, batch, out.impl()->data(), sizeof(T));
       return out;
     }
     // One kernel, which a prepared program captures: per column, the kept rows [lo, hi) copied and
