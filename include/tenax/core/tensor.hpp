@@ -82,13 +82,13 @@ class Tensor {
     if (n == -1) n = m;
     Tensor t = full_for({m, n}, T(0), Device::cpu(), "eye");
     for (std::int64_t i = 0; i < std::min(m, n); ++i) t.mutable_data()[i + i * m] = T(1);
-    return dev.is_cpu() ? t : t.to(dev);
+    return t.to(dev);  // filled on the host, then copied (no copy for the CPU)
   }
   // 0, 1, ..., n-1 (rank 1).
   static Tensor arange(std::int64_t n, Device dev = Device::cpu()) {
     Tensor t = empty_for({n}, Device::cpu(), "arange");
     for (std::int64_t i = 0; i < n; ++i) t.mutable_data()[i] = static_cast<T>(i);
-    return dev.is_cpu() ? t : t.to(dev);
+    return t.to(dev);  // filled on the host, then copied (no copy for the CPU)
   }
   // Values listed in column-major order (first index fastest).
   template <class R>
@@ -98,7 +98,7 @@ class Tensor {
                 t.numel(), " values, got ", std::size(values));
     std::int64_t i = 0;
     for (const auto& v : values) t.mutable_data()[i++] = static_cast<T>(v);
-    return dev.is_cpu() ? t : t.to(dev);
+    return t.to(dev);  // filled on the host, then copied (no copy for the CPU)
   }
   static Tensor from_col_major(const Shape& shape, std::initializer_list<T> values, Device dev = Device::cpu()) {
     return from_col_major<std::initializer_list<T>>(shape, values, dev);
@@ -120,7 +120,7 @@ class Tensor {
         idx[d] = 0;
       }
     }
-    return dev.is_cpu() ? t : t.to(dev);
+    return t.to(dev);  // filled on the host, then copied (no copy for the CPU)
   }
   static Tensor from_row_major(const Shape& shape, std::initializer_list<T> values, Device dev = Device::cpu()) {
     return from_row_major<std::initializer_list<T>>(shape, values, dev);
@@ -141,7 +141,7 @@ class Tensor {
         t.mutable_data()[i] = static_cast<T>(normal());
       }
     }
-    return dev.is_cpu() ? t : t.to(dev);
+    return t.to(dev);  // filled on the host, then copied (no copy for the CPU)
   }
   // Seeded uniform entries in [lo, hi) (complex: both parts).
   static Tensor rand(const Shape& shape, std::uint64_t seed, double lo = 0, double hi = 1, Device dev = Device::cpu()) {
@@ -155,7 +155,7 @@ class Tensor {
         t.mutable_data()[i] = static_cast<T>(lo + (hi - lo) * detail::uniform01(s));
       }
     }
-    return dev.is_cpu() ? t : t.to(dev);
+    return t.to(dev);  // filled on the host, then copied (no copy for the CPU)
   }
 
   // ---- metadata (an undefined, default-constructed tensor raises an Error on each) -------------
@@ -179,37 +179,39 @@ class Tensor {
   }
 
  public:
-  // ---- data access (CPU tensors) ------------------------------------------------------------
+  // ---- data access -----------------------------------------------------------------------------
+  // data() and mutable_data() point into the tensor's device memory; at(), item() and to_vector()
+  // read a device tensor through a copy to the host.
   const T* data() const { return static_cast<const T*>(body().data()); }
   // Writable pointer to the first element. Writing through it bypasses AD: meant for filling
   // freshly created tensors.
   T* mutable_data() const { return static_cast<T*>(body().data()); }
-  // Element at a multi-index (CPU only; bounds checked).
+  // Element at a multi-index (bounds checked).
   T at(std::initializer_list<std::int64_t> idx) const {
     TENAX_CHECK(defined(), "at", "undefined tensor (default-constructed)");
-    TENAX_CHECK(device().is_cpu(), "at", "element access needs a CPU tensor, got ", device().str());
     TENAX_CHECK(static_cast<int>(idx.size()) == dim(), "at", "index of rank ", idx.size(), " for tensor of shape ",
                 shape());
+    const Tensor c = to(Device::cpu());
     std::int64_t off = 0;
     int d = 0;
     for (auto i : idx) {
       TENAX_CHECK(i >= 0 && i < shape()[d], "at", "index ", i, " out of range in dimension ", d, " of shape ", shape());
-      off += i * strides()[d++];
+      off += i * c.strides()[d++];
     }
-    return data()[off];
+    return c.data()[off];
   }
   // The single element of a one-element tensor.
   T item() const {
     TENAX_CHECK(defined(), "item", "undefined tensor (default-constructed)");
     TENAX_CHECK(numel() == 1, "item", "tensor of shape ", shape(), " has ", numel(), " elements");
-    Tensor c = device().is_cpu() ? *this : to(Device::cpu());
+    const Tensor c = to(Device::cpu());
     std::int64_t off = 0;  // all dimensions have size 1
     return c.data()[off];
   }
   // All elements in column-major order.
   std::vector<T> to_vector() const {
     TENAX_CHECK(defined(), "to_vector", "undefined tensor (default-constructed)");
-    Tensor c = tenax::contiguous(device().is_cpu() ? *this : to(Device::cpu()));
+    const Tensor c = tenax::contiguous(to(Device::cpu()));
     return std::vector<T>(c.data(), c.data() + c.numel());
   }
 
