@@ -19,6 +19,8 @@
 #include "tenax/backend/cpu_provider.hpp"
 
 namespace tenax_bench::mlp {
+
+using namespace tenax_workloads::mlp;  // the workload (workloads/mlp_cases.hpp)
 namespace {
 
 std::string bit_identical(const Tensor<double>& a, const Tensor<double>& b) {

@@ -27,6 +27,7 @@ namespace tenax_bench::threads {
 namespace {
 
 namespace tx = tenax;
+namespace mlp = tenax_workloads::mlp;
 using T = tx::Tensor<double>;
 
 T sample(tx::Shape s, std::uint64_t seed) {

@@ -1,6 +1,7 @@
 #pragma once
-// The mlp suite's workload (shared BENCHMARKS.md): SGD on loss = mean((relu(x W + b) - t)^2),
-// lr 0.01, float64, from W0 and b0. Plain C++17 types only: the libtorch driver includes it too.
+// The mlp workload (shared BENCHMARKS.md), which the mlp and threads benchmarks time and the tests
+// check: SGD on loss = mean((relu(x W + b) - t)^2), lr 0.01, float64, from W0 and b0. Plain C++17
+// types only: the libtorch driver includes it too.
 //   x[i][j] = ((7i + 3j) mod 17 - 8) / 8            (batch x din)
 //   t[i][j] = ((5i + 11j) mod 13 - 6) / 8           (batch x dout)
 //   W0[i][j] = ((3i + 5j) mod 11 - 5) / 8 / din     (din x dout)
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace tenax_bench::mlp {
+namespace tenax_workloads::mlp {
 
 struct Case {
   const char* name;  // "8x16->8"
@@ -60,4 +61,4 @@ inline std::string check_loss(const Case& c, double loss) {
          std::to_string(c.reference_loss) + " (relative " + std::to_string(rel) + ")";
 }
 
-}  // namespace tenax_bench::mlp
+}  // namespace tenax_workloads::mlp

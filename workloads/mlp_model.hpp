@@ -5,7 +5,7 @@
 #include "mlp_cases.hpp"
 #include "tenax/tenax.hpp"
 
-namespace tenax_bench::mlp {
+namespace tenax_workloads::mlp {
 
 using tenax::Tensor;
 
@@ -41,4 +41,4 @@ std::tuple<double, Tensor<double>, Tensor<double>> train(const Case& c, const Da
   return {l.item(), W, b};
 }
 
-}  // namespace tenax_bench::mlp
+}  // namespace tenax_workloads::mlp

@@ -10,6 +10,9 @@
 #include "mlp_cases.hpp"
 
 namespace tenax_bench::mlp {
+
+using namespace tenax_workloads::mlp;  // the workload (workloads/mlp_cases.hpp)
+
 namespace {
 
 torch::Tensor from_rows(const std::vector<double>& v, std::int64_t r, std::int64_t c) {

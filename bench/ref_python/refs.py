@@ -899,7 +899,7 @@ class ChainRow(Bench):
         return step, lambda: self._verify(result)
 
 
-# -- mlp: SGD on mean((relu(x W + b) - t)^2) (bench/mlp_cases.hpp) --
+# -- mlp: SGD on mean((relu(x W + b) - t)^2) (workloads/mlp_cases.hpp) --
 
 MLP_CASES = [("8x16->8", 8, 16, 8, 1000, 0.15588569886166584), ("64x256->64", 64, 256, 64, 100, 0.22944422082908303)]
 MLP_LR = 0.01

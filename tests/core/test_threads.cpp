@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "mlp_model.hpp"
 #include "support/messages.hpp"
-#include "support/mlp.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/kernels/parallel.hpp"
 #include "tenax/tenax.hpp"
@@ -212,7 +212,7 @@ TEST(Threads, GradientsAreThreadCountInvariant) {
 }
 
 TEST(Threads, MlpTrainingIsThreadCountInvariant) {
-  namespace mlp = tx::testing::mlp;
+  namespace mlp = tenax_workloads::mlp;
   for (const mlp::Case& c : mlp::kCases) {
     const mlp::Data d = mlp::make_data(c);
     // Every output goes through gemm, which OpenBLAS 0.3.21 does not keep bit-identical across its

@@ -2,11 +2,11 @@
 // final losses within 1e-12 relative, and are bit-identical to each other (losses and weights).
 #include <gtest/gtest.h>
 
-#include "support/mlp.hpp"
+#include "mlp_model.hpp"
 #include "tenax/tenax.hpp"
 #include "trace/trace_support.hpp"
 
-namespace mlp = tenax::testing::mlp;
+namespace mlp = tenax_workloads::mlp;
 using tenax::ttest::expect_bitwise;
 
 namespace {
