@@ -1,6 +1,7 @@
 #pragma once
 // tenax::linalg: solve, solve_triangular, triangular_matmul, lu_factor/lu/lu_solve, qr, eigh/eigvalsh, svd/svdvals,
-// cholesky/cholesky_solve, inv, det, slogdet, each with JVP and VJP rules.
+// cholesky/cholesky_solve, inv, det, slogdet, each with JVP and VJP rules; vector_norm, matrix_norm,
+// norm and cond.
 #include "tenax/ops/linalg/cholesky.hpp"
 #include "tenax/ops/linalg/cholesky_solve.hpp"
 #include "tenax/ops/linalg/det.hpp"
@@ -8,6 +9,7 @@
 #include "tenax/ops/linalg/lu.hpp"
 #include "tenax/ops/linalg/lu_solve.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
+#include "tenax/ops/linalg/norms.hpp"
 #include "tenax/ops/linalg/qr.hpp"
 #include "tenax/ops/linalg/slogdet.hpp"
 #include "tenax/ops/linalg/solve.hpp"

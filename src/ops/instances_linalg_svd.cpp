@@ -1,4 +1,4 @@
-// The library's explicit instances of svd and svdvals (tenax/core/instances.hpp):
+// The library's explicit instances of svd, svdvals and the norms (tenax/core/instances.hpp):
 // compiled here once, with the library's flags, and linked by every program that includes
 // their headers.
 #include "tenax/tenax.hpp"
@@ -9,5 +9,6 @@
 namespace tenax {
 namespace linalg {
 TENAX_FOR_FLOATING(TENAX_INSTANCES_SVD)
+TENAX_FOR_FLOATING(TENAX_INSTANCES_NORMS)
 }  // namespace linalg
 }  // namespace tenax

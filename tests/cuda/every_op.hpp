@@ -8,6 +8,7 @@
 // bool and integer outputs as numbers) with the device each output was on. Decompositions are
 // called in their canonical gauge (eigh and svd: canonical_gauge; qr: positive_diag), so their
 // outputs are unique and compare entry by entry.
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <functional>
@@ -121,6 +122,10 @@ inline std::vector<OpCall> every_op_calls() {
       {"concat", outputs_of([=](Device d) {
          return concat<double>({x(d), y(d)}, 1);
        })},
+      {"cond", outputs_of([](Device d) {
+         return std::tuple{la::cond(general(d)), la::cond(general(d), -2.0), la::cond(general(d), 1.0),
+                           la::cond(general(d), "fro")};
+       })},
       {"conj", outputs_of([](Device d) {
          return conj(complex_in({3, 2}, 16, d));
        })},
@@ -174,6 +179,18 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{la::lu_solve(LU, piv, rhs(d)), la::lu_solve(LU, piv, rhs(d), la::Trans::T)};
        })},
       {"matmul", outputs_of([=](Device d) { return matmul(x(d), y(d).mT()); })},
+      {"matrix_norm", outputs_of([](Device d) {
+         const D a = general(d);
+         return std::tuple{la::matrix_norm(a),
+                           la::matrix_norm(a, "nuc"),
+                           la::matrix_norm(a, 2.0),
+                           la::matrix_norm(a, -2.0),
+                           la::matrix_norm(a, 1.0),
+                           la::matrix_norm(a, -1.0),
+                           la::matrix_norm(a, INFINITY),
+                           la::matrix_norm(a, -INFINITY, true),
+                           la::matrix_norm(complex_in({3, 2, 2}, 16, d), "fro")};
+       })},
       {"max", outputs_of([=](Device d) {
          return std::tuple{max(x(d)), max(x(d), {1}, true)};
        })},
@@ -189,6 +206,10 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{mul(x(d), y(d)), mul(x(d), 3.0)};
        })},
       {"ne", outputs_of([=](Device d) { return ne(x(d), y(d)); })},
+      {"norm", outputs_of([=](Device d) {
+         return std::tuple{la::norm(x(d)), la::norm(real_in({5}, 17, d), 3.0), la::norm(general(d), 1.0),
+                           la::norm(general(d), "nuc")};
+       })},
       {"neg", outputs_of([=](Device d) { return neg(x(d)); })},
       {"permute", outputs_of([](Device d) {
          return contiguous(permute(real_in({2, 3, 4}, 24, d), {2, 0, 1}));
@@ -269,6 +290,17 @@ inline std::vector<OpCall> every_op_calls() {
          return triu(real_in({4, 4}, 32, d), 1);
        })},
       {"unsqueeze", outputs_of([=](Device d) { return unsqueeze(x(d), 1); })},
+      {"vector_norm", outputs_of([=](Device d) {
+         return std::tuple{la::vector_norm(signed_x(d)),
+                           la::vector_norm(signed_x(d), 1.0, {0}),
+                           la::vector_norm(signed_x(d), 3.0, {1}, true),
+                           la::vector_norm(signed_x(d), 0.5),
+                           la::vector_norm(signed_x(d), INFINITY, {0}),
+                           la::vector_norm(signed_x(d), -INFINITY),
+                           la::vector_norm(signed_x(d), 0.0),
+                           la::vector_norm(signed_x(d), -1.0),
+                           la::vector_norm(complex_in({3}, 18, d))};
+       })},
       {"where", outputs_of([=](Device d) { return where(lt(x(d), y(d)), x(d), y(d)); })},
   };
   std::vector<OpCall> calls;
