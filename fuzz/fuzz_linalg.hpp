@@ -3,10 +3,12 @@
 // calls one linalg op, its _ex variant, or its VJP/JVP on them.
 #pragma once
 
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "tenax/tenax.hpp"
@@ -130,7 +132,7 @@ void with_derivatives(Bytes& in, const Tensor<T>& A, F f) {
 
 template <class T>
 void run(Bytes& in) {
-  const int op = in.u8() % 24;
+  const int op = in.u8() % 33;
   const std::uint8_t layout = in.u8();
   const std::int64_t m = in.dim(), n = (in.u8() % 3 == 0) ? in.dim() : m, k = in.dim();
   Shape sa{m, n}, sb{m, k};
@@ -214,6 +216,45 @@ void run(Bytes& in) {
       break;
     case 22:
       with_derivatives(in, A, [&](const Tensor<T>& a) { return tx::matmul(a, make<T>(in, sb, layout)); });
+      break;
+    case 24:
+      with_derivatives(in, A, [&](const Tensor<T>& a) {
+        return la::pinv(a, std::nullopt, std::nullopt, upper && a.shape()[0] == a.shape()[1]);
+      });
+      break;
+    case 25:
+      (void)la::matrix_rank(A, in.u8() % 2 ? std::optional<double>(in.u8() / 16.0) : std::nullopt);
+      break;
+    case 26:
+      with_derivatives(in, A, [&](const Tensor<T>& a) { return la::lstsq(a, make<T>(in, sb, layout)).solution; });
+      break;
+    case 27:
+      with_derivatives(in, A, [](const Tensor<T>& a) { return la::matrix_exp(a); });
+      break;
+    case 28: {
+      const int p = static_cast<int>(in.u8() % 17) - 8;
+      with_derivatives(in, A, [p](const Tensor<T>& a) { return la::matrix_power(a, p); });
+      break;
+    }
+    case 29:
+      with_derivatives(in, A, [&](const Tensor<T>& a) { return la::multi_dot<T>({a, a.mH(), a}); });
+      break;
+    case 30: {
+      static constexpr double ords[] = {2, 1, 0, 3, 0.5, -1, INFINITY, -INFINITY};
+      const double ord = ords[in.u8() % 8];
+      with_derivatives(in, A, [ord](const Tensor<T>& a) { return la::vector_norm(a, ord, {0}); });
+      break;
+    }
+    case 31: {
+      static constexpr double ords[] = {1, -1, 2, -2, INFINITY, -INFINITY};
+      const double ord = ords[in.u8() % 6];
+      with_derivatives(in, A, [&](const Tensor<T>& a) {
+        return upper ? la::matrix_norm(a, left ? "fro" : "nuc") : la::matrix_norm(a, ord);
+      });
+      break;
+    }
+    case 32:
+      with_derivatives(in, A, [&](const Tensor<T>& a) { return upper ? la::cond(a) : la::cond(a, "fro"); });
       break;
     default:
       (void)la::svd(A, true);

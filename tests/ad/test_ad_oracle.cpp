@@ -58,6 +58,9 @@ const std::vector<Step<S>>& matrix_steps() {
        [](const Tensor<S>& x) { return la::qr(shifted(x), la::QrMode::Reduced, true).second; }},
       {"cholesky(x^H x + I)",
        [](const Tensor<S>& x) { return la::cholesky(tx::matmul(x.mH(), x) + Tensor<S>::eye(kN)); }},
+      {"matrix_exp(0.3 x)", [](const Tensor<S>& x) { return la::matrix_exp(x * S(0.3)); }},
+      {"pinv(x + s I)", [](const Tensor<S>& x) { return la::pinv(shifted(x)); }},
+      {"lstsq(x + s I, C).solution", [](const Tensor<S>& x) { return la::lstsq(shifted(x), fixed<S>(14)).solution; }},
       {"lu(x + s I): L + U",
        [](const Tensor<S>& x) {
          auto [P, L, U] = la::lu(shifted(x));
@@ -82,6 +85,9 @@ const std::vector<Step<S>>& final_steps() {
          const auto D = tx::diag_embed(Tensor<S>::from_col_major({kN}, {S(0.0), S(4.0), S(8.0)}));
          return tx::cast<S>(la::eigvalsh(x + x.mH() + D));
        }},
+      {"vector_norm(x, 3) over rows", [](const Tensor<S>& x) { return tx::cast<S>(la::vector_norm(x, 3.0, {0})); }},
+      {"cond(x + s I + C, fro)",
+       [](const Tensor<S>& x) { return tx::cast<S>(la::cond(shifted(x) + fixed<S>(15), "fro")); }},
       {"prod over columns", [](const Tensor<S>& x) { return tx::prod(x, {1}); }},
   };
   return steps;
@@ -115,7 +121,7 @@ TYPED_TEST(AdOracle, RandomCompositionsAgreeAcrossModes) {
   const auto& steps = matrix_steps<T>();
   const auto& finals = final_steps<T>();
   int k = 0;
-  for (const Chain& ch : chains(24, 2026, steps.size(), finals.size())) {
+  for (const Chain& ch : chains(32, 2026, steps.size(), finals.size())) {
     std::string name;
     for (std::size_t s : ch.steps) name += std::string(steps[s].name) + " -> ";
     name += finals[ch.last].name;

@@ -12,6 +12,7 @@
 #include <complex>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -165,6 +166,12 @@ inline std::vector<OpCall> every_op_calls() {
       {"log", outputs_of([=](Device d) { return log(x(d)); })},
       {"log1p", outputs_of([=](Device d) { return log1p(x(d)); })},
       {"lt", outputs_of([=](Device d) { return lt(x(d), y(d)); })},
+      {"lstsq", outputs_of([](Device d) {
+         const auto tall = la::lstsq(real_in({5, 3, 2}, 24, d, -1, 1), real_in({5, 2, 2}, 25, d, -1, 1));
+         const auto wide = la::lstsq(complex_in({2, 4}, 26, d), complex_in({2, 3}, 27, d));
+         return std::tuple{tall.solution, tall.residuals, tall.rank,           tall.singular_values,
+                           wide.solution, wide.residuals, wide.singular_values};
+       })},
       {"lu", outputs_of([](Device d) {
          return la::lu(real_in({4, 4, 2}, 23, d, -1, 1));
        })},
@@ -179,6 +186,10 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{la::lu_solve(LU, piv, rhs(d)), la::lu_solve(LU, piv, rhs(d), la::Trans::T)};
        })},
       {"matmul", outputs_of([=](Device d) { return matmul(x(d), y(d).mT()); })},
+      {"matrix_exp", outputs_of([](Device d) {
+         return std::tuple{la::matrix_exp(real_in({4, 4, 2}, 28, d, -1, 1)),
+                           la::matrix_exp(mul(complex_in({3, 3}, 29, d), std::complex<double>(6.0)))};
+       })},
       {"matrix_norm", outputs_of([](Device d) {
          const D a = general(d);
          return std::tuple{la::matrix_norm(a),
@@ -190,6 +201,15 @@ inline std::vector<OpCall> every_op_calls() {
                            la::matrix_norm(a, INFINITY),
                            la::matrix_norm(a, -INFINITY, true),
                            la::matrix_norm(complex_in({3, 2, 2}, 16, d), "fro")};
+       })},
+      {"matrix_power", outputs_of([](Device d) {
+         return std::tuple{la::matrix_power(general(d), 3), la::matrix_power(general(d), -2),
+                           la::matrix_power(general(d), 0)};
+       })},
+      {"matrix_rank", outputs_of([](Device d) {
+         const D a = real_in({4, 2, 2}, 30, d, -1, 1);
+         return std::tuple{la::matrix_rank(matmul(a, a.mT())),
+                           la::matrix_rank(spd(d), std::nullopt, std::nullopt, true)};
        })},
       {"max", outputs_of([=](Device d) {
          return std::tuple{max(x(d)), max(x(d), {1}, true)};
@@ -205,6 +225,9 @@ inline std::vector<OpCall> every_op_calls() {
       {"mul", outputs_of([=](Device d) {
          return std::tuple{mul(x(d), y(d)), mul(x(d), 3.0)};
        })},
+      {"multi_dot", outputs_of([](Device d) {
+         return la::multi_dot<double>({real_in({3}, 31, d), real_in({3, 5}, 32, d), real_in({5, 2}, 33, d)});
+       })},
       {"ne", outputs_of([=](Device d) { return ne(x(d), y(d)); })},
       {"norm", outputs_of([=](Device d) {
          return std::tuple{la::norm(x(d)), la::norm(real_in({5}, 17, d), 3.0), la::norm(general(d), 1.0),
@@ -219,6 +242,11 @@ inline std::vector<OpCall> every_op_calls() {
        })},
       {"prod", outputs_of([=](Device d) {
          return std::tuple{prod(x(d)), prod(x(d), {1})};
+       })},
+      {"pinv", outputs_of([](Device d) {
+         const D a = real_in({4, 2, 2}, 34, d, -1, 1);
+         return std::tuple{la::pinv(real_in({4, 3, 2}, 35, d, -1, 1)), la::pinv(matmul(a, a.mT())),
+                           la::pinv(spd(d), std::nullopt, std::nullopt, true), la::pinv(complex_in({2, 3}, 36, d))};
        })},
       {"qr", outputs_of([](Device d) {
          const D a = real_in({5, 3, 2}, 25, d, -1, 1);

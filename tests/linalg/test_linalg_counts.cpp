@@ -268,6 +268,40 @@ TYPED_TEST(Counts_, SvdAndSvdvals) {
 }
 
 // Forward mode reuses the saved factors too.
+// The second wave: pinv and lstsq factorize once (one SVD; hermitian: one eigendecomposition) in a
+// forward and backward pass; matrix_exp and matrix_power solve once per exponential or inverse.
+TYPED_TEST(Counts_, PinvLstsqMatrixExp) {
+  using T = TypeParam;
+  for (const Shape& s : {Shape{5, 5}, Shape{7, 4}, Shape{4, 7}}) {
+    SCOPED_TRACE(tx::to_string(s));
+    const Tensor<T> A = general<T>(Kind::Cond2, s[0], s[1], 1).requires_grad();
+    tx::cpu::reset_provider_calls();
+    re_inner(weights<T>({s[1], s[0]}, 2), la::pinv(A)).backward();
+    expect_counts({{Routine::gesdd, 1}}, "pinv forward+backward");
+    const Tensor<T> B = Tensor<T>::randn({s[0], 2}, 3).requires_grad();
+    tx::cpu::reset_provider_calls();
+    const auto r = la::lstsq(A, B);
+    re_inner(weights<T>({s[1], 2}, 4), r.solution).backward();
+    expect_counts({{Routine::gesdd, 1}}, "lstsq forward+backward");
+    tx::cpu::reset_provider_calls();
+    (void)la::matrix_rank(A);
+    expect_counts({{Routine::gesdd, 1}}, "matrix_rank");
+  }
+  const std::int64_t n = 4;
+  const Tensor<T> H = hermitian<T>({2.0, -1.0, 0.5, 3.0}, 5).requires_grad();
+  tx::cpu::reset_provider_calls();
+  re_inner(weights<T>({n, n}, 6), la::pinv(H, std::nullopt, std::nullopt, true)).backward();
+  expect_counts({{Routine::syevd, 1}}, "hermitian pinv forward+backward");
+  const Tensor<T> E = mul(Tensor<T>::randn({n, n}, 7), T(0.1)).requires_grad();
+  tx::cpu::reset_provider_calls();
+  (void)la::matrix_exp(E);
+  expect_counts({{Routine::getrf, 1}, {Routine::getrs, 1}}, "matrix_exp forward: one solve");
+  const Tensor<T> G = general<T>(Kind::Cond2, n, n, 8);
+  tx::cpu::reset_provider_calls();
+  (void)la::matrix_power(G, -3);
+  expect_counts({{Routine::getrf, 1}, {Routine::getrs, 1}}, "matrix_power(-3): one inverse");
+}
+
 TYPED_TEST(Counts_, JvpReusesFactors) {
   using T = TypeParam;
   const std::int64_t n = 5;

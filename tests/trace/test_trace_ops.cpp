@@ -122,6 +122,35 @@ TEST(TraceOps, Factorizations) {
       [](std::uint64_t s) { return spd<double>(4, s); });
 }
 
+TEST(TraceOps, SecondWave) {
+  const auto B = Tensor<double>::randn({5, 2}, 8);
+  check_op<double>(
+      "pinv", [](const Tensor<double>& A) { return la::pinv(A); },
+      [](std::uint64_t s) {
+        return Tensor<double>::randn({5, 3}, s);
+      });
+  check_op<double>(
+      "lstsq", [B](const Tensor<double>& A) { return la::lstsq(A, B).solution; },
+      [](std::uint64_t s) {
+        return Tensor<double>::randn({5, 3}, s);
+      });
+  // Compiled at a small norm (a low Pade degree, no squaring), run at a large one (degree 13,
+  // squarings): the degree and the scaling are chosen at run time.
+  check_op<double>(
+      "matrix_exp", [](const Tensor<double>& A) { return la::matrix_exp(A); },
+      [](std::uint64_t s) {
+        return Tensor<double>::randn({3, 3}, s) * (s == 1 ? 0.01 : 3.0);
+      });
+  check_op<double>(
+      "matrix_power", [](const Tensor<double>& A) { return la::matrix_power(A, -3); },
+      [](std::uint64_t s) { return well<double>(3, s); });
+  check_op<double>(
+      "norms", [](const Tensor<double>& A) { return la::vector_norm(A, 3.0, {0}) + la::matrix_norm(A, "nuc"); },
+      [](std::uint64_t s) {
+        return Tensor<double>::randn({3, 3}, s);
+      });
+}
+
 TEST(TraceOps, Spectral) {
   check_op<double>(
       "eigvalsh", [](const Tensor<double>& A) { return la::eigvalsh(A); },
@@ -198,6 +227,8 @@ TEST(TraceTransforms, ComposedThroughLinalgRules) {
       {"svdvals", [](const Tensor<double>& a) { return tx::sum(tx::square(la::svdvals(a))); }},
       {"lu", [W](const Tensor<double>& a) { return tx::sum(std::get<1>(la::lu(a)) * W); }},
       {"qr R", [W](const Tensor<double>& a) { return tx::sum(la::qr(a, la::QrMode::R).second * W); }},
+      {"pinv", [W](const Tensor<double>& a) { return tx::sum(la::pinv(a) * W); }},
+      {"matrix_exp", [W](const Tensor<double>& a) { return tx::sum(la::matrix_exp(a * 0.3) * W); }},
   };
   const auto A0 = well<double>(3, 1), A1 = well<double>(3, 3), v = Tensor<double>::randn({3, 3}, 13);
   for (const auto& [name, f] : cases) {

@@ -1,0 +1,14 @@
+// The library's explicit instances of matrix_exp, matrix_power and multi_dot
+// (tenax/core/instances.hpp): compiled here once, with the library's flags, and linked by every
+// program that includes their headers.
+#include "tenax/tenax.hpp"
+
+#undef TENAX_INSTANCE
+#define TENAX_INSTANCE template
+
+namespace tenax {
+namespace linalg {
+TENAX_FOR_FLOATING(TENAX_INSTANCES_MATRIX_EXP)
+TENAX_FOR_FLOATING(TENAX_INSTANCES_PRODUCTS)
+}  // namespace linalg
+}  // namespace tenax

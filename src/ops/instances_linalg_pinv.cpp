@@ -1,0 +1,14 @@
+// The library's explicit instances of pinv, matrix_rank and lstsq (tenax/core/instances.hpp):
+// compiled here once, with the library's flags, and linked by every program that includes their
+// headers.
+#include "tenax/tenax.hpp"
+
+#undef TENAX_INSTANCE
+#define TENAX_INSTANCE template
+
+namespace tenax {
+namespace linalg {
+TENAX_FOR_FLOATING(TENAX_INSTANCES_PINV)
+TENAX_FOR_FLOATING(TENAX_INSTANCES_LSTSQ)
+}  // namespace linalg
+}  // namespace tenax
