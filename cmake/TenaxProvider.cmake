@@ -14,6 +14,7 @@ if(TENAX_PROVIDER STREQUAL "eigen")
   # One file per routine family (gesdd: one per dtype), so the heavy Eigen solvers compile in parallel.
   set(_tenax_provider_sources src/cpu/provider_eigen.cpp src/cpu/provider_eigen_lu.cpp
       src/cpu/provider_eigen_cholesky.cpp src/cpu/provider_eigen_qr.cpp src/cpu/provider_eigen_syevd.cpp
+      src/cpu/provider_eigen_geev.cpp
       src/cpu/eigen_syevd.cpp
       src/cpu/provider_eigen_gesdd_f32.cpp src/cpu/provider_eigen_gesdd_f64.cpp
       src/cpu/provider_eigen_gesdd_c64.cpp src/cpu/provider_eigen_gesdd_c128.cpp)

@@ -132,7 +132,7 @@ void with_derivatives(Bytes& in, const Tensor<T>& A, F f) {
 
 template <class T>
 void run(Bytes& in) {
-  const int op = in.u8() % 33;
+  const int op = in.u8() % 35;
   const std::uint8_t layout = in.u8();
   const std::int64_t m = in.dim(), n = (in.u8() % 3 == 0) ? in.dim() : m, k = in.dim();
   Shape sa{m, n}, sb{m, k};
@@ -255,6 +255,12 @@ void run(Bytes& in) {
     }
     case 32:
       with_derivatives(in, A, [&](const Tensor<T>& a) { return upper ? la::cond(a) : la::cond(a, "fro"); });
+      break;
+    case 33:
+      with_derivatives(in, A, [](const Tensor<T>& a) { return tx::abs(la::eig(a).second); });
+      break;
+    case 34:
+      with_derivatives(in, A, [](const Tensor<T>& a) { return la::eigvals(a); });
       break;
     default:
       (void)la::svd(A, true);

@@ -147,6 +147,10 @@ class CudaLinalg final : public BatchedLinalg<T> {
              std::int32_t* info) const override {
     cuda::syevd<T, R>(dev, vectors, flag(uplo), n, batch, a, w, info);
   }
+  void geev(int dev, std::int64_t n, std::int64_t batch, T* a, std::complex<R>* w, std::complex<R>* v,
+            std::int32_t* info) const override {
+    cuda::geev<T, R>(dev, n, batch, a, w, v, info);
+  }
   // gesvdj returns V (n x vr): it goes to a scratch buffer, then V^H into vh by the Conj map.
   void gesvd(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, R* s, T* u, std::int64_t uc, T* vh,
              std::int64_t vr, std::int32_t* info) const override {
@@ -186,6 +190,10 @@ class CudaLinalg final : public BatchedLinalg<T> {
   std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32, Tensor<T>> svd(const Tensor<T>& A, bool full_matrices,
                                                                   bool compute_uv, bool canonical) const override {
     return generic::svd(A, full_matrices, compute_uv, canonical);
+  }
+  std::tuple<Tensor<std::complex<R>>, Tensor<std::complex<R>>, I32> eig(const Tensor<T>& A,
+                                                                        bool vectors) const override {
+    return generic::eig(A, vectors);
   }
   std::tuple<Tensor<T>, I32, I32> lu_factor(const Tensor<T>& A) const override { return generic::lu_factor(A); }
   std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, I32, I32> lu(const Tensor<T>& A) const override { return generic::lu(A); }

@@ -10,10 +10,12 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "runtime.hpp"
 #include "tenax/backend/cuda.hpp"
 #include "tenax/backend/cuda_batching.hpp"
+#include "tenax/backend/eigenvectors.hpp"
 #include "tenax/core/dtype.hpp"
 #include "tenax/core/error.hpp"
 
@@ -372,6 +374,73 @@ void syevd(int dev, bool vectors, char uplo, std::int64_t n64, std::int64_t batc
                  "eigh (syevd)");
 }
 
+// cuSOLVER's data type for T.
+template <class T>
+constexpr cudaDataType data_type() {
+  if constexpr (std::is_same_v<T, float>)
+    return CUDA_R_32F;
+  else if constexpr (std::is_same_v<T, double>)
+    return CUDA_R_64F;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return CUDA_C_32F;
+  else
+    return CUDA_C_64F;
+}
+
+template <class T, class R>
+void geev(int dev, std::int64_t n, std::int64_t batch, T* a, std::complex<R>* w, std::complex<R>* v,
+          std::int32_t* info) {
+  using C = std::complex<R>;
+  constexpr bool cplx = tenax::is_complex_v<T>;
+  cusolverDnHandle_t h = solver_handle(dev);
+  DeviceGuard g(dev);
+  const std::int64_t ld = std::max<std::int64_t>(1, n), nn = n * n;
+  const bool vectors = v != nullptr;
+  const cusolverEigMode_t jobvr = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  constexpr cudaDataType ta = data_type<T>(), tw = data_type<C>();
+  // Real A: cuSOLVER writes LAPACK's packed real vectors (to scratch); complex A: the vectors.
+  Workspace<T> packed(dev, vectors && !cplx ? nn : 1);
+  auto vr_of = [&](std::int64_t b) -> void* {
+    if (!vectors) return nullptr;
+    if constexpr (cplx)
+      return v + b * nn;
+    else
+      return packed.get();
+  };
+  cusolverDnParams_t params = nullptr;
+  check_solver(cusolverDnCreateParams(&params), "eig (cusolverDnCreateParams)");
+  std::size_t dbytes = 0, hbytes = 0;
+  check_solver(cusolverDnXgeev_bufferSize(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, ta, a, ld, tw, w, ta,
+                                          nullptr, 1, ta, vr_of(0), ld, ta, &dbytes, &hbytes),
+               "eig (Xgeev buffer size)");
+  Workspace<char> dwork(dev, static_cast<std::int64_t>(dbytes));
+  std::vector<char> hwork(std::max<std::size_t>(1, hbytes));
+  // The eigenvectors go through the host for the backend's phase convention (and, for real A,
+  // the unpacking of conjugate pairs): backend/eigenvectors.hpp. geev itself runs partly on the
+  // host, so this adds a copy, not a synchronisation the solver did not already make.
+  std::vector<C> hw(static_cast<std::size_t>(n)), hv(static_cast<std::size_t>(nn));
+  std::vector<T> hpacked(vectors && !cplx ? static_cast<std::size_t>(nn) : 0);
+  std::vector<R> wr(static_cast<std::size_t>(n)), wi(static_cast<std::size_t>(n));
+  const Device host = Device::cpu(), here = Device::cuda(dev);
+  for (std::int64_t b = 0; b < batch; ++b) {
+    check_solver(cusolverDnXgeev(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, ta, a + b * nn, ld, tw, w + b * n, ta,
+                                 nullptr, 1, ta, vr_of(b), ld, ta, dwork.get(), dbytes, hwork.data(), hbytes, info + b),
+                 "eig (Xgeev)");
+    if (!vectors || n == 0) continue;
+    if constexpr (cplx) {
+      copy_bytes(hv.data(), host, v + b * nn, here, sizeof(C) * static_cast<std::size_t>(nn));
+    } else {
+      copy_bytes(hw.data(), host, w + b * n, here, sizeof(C) * static_cast<std::size_t>(n));
+      copy_bytes(hpacked.data(), host, packed.get(), here, sizeof(T) * static_cast<std::size_t>(nn));
+      for (std::int64_t i = 0; i < n; ++i) wr[i] = hw[i].real(), wi[i] = hw[i].imag();
+      unpack_real_eigenvectors<R>(n, wr.data(), wi.data(), hpacked.data(), hw.data(), hv.data(), n);
+    }
+    canonical_eigenvector_phases<R>(n, hv.data(), n);
+    copy_bytes(v + b * nn, here, hv.data(), host, sizeof(C) * static_cast<std::size_t>(nn));
+  }
+  (void)cusolverDnDestroyParams(params);
+}
+
 template <class T, class R>
 void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64, std::int64_t batch, T* a, R* s, T* u,
             std::int64_t uc64, T* v, std::int64_t vc64, std::int32_t* info) {
@@ -453,7 +522,8 @@ void gesvdj(int dev, bool vectors, bool econ, std::int64_t m64, std::int64_t n64
   template void orgqr<T>(int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, T*, const T*, std::int32_t*);   \
   template void syevd<T, R>(int, bool, char, std::int64_t, std::int64_t, T*, R*, std::int32_t*);                      \
   template void gesvdj<T, R>(int, bool, bool, std::int64_t, std::int64_t, std::int64_t, T*, R*, T*, std::int64_t, T*, \
-                             std::int64_t, std::int32_t*);
+                             std::int64_t, std::int32_t*);                                                            \
+  template void geev<T, R>(int, std::int64_t, std::int64_t, T*, std::complex<R>*, std::complex<R>*, std::int32_t*);
 TENAX_SOLVER(float, float)
 TENAX_SOLVER(double, double)
 TENAX_SOLVER(std::complex<float>, float)

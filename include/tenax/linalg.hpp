@@ -1,10 +1,11 @@
 #pragma once
 // tenax::linalg: solve, solve_triangular, triangular_matmul, lu_factor/lu/lu_solve, qr, eigh/eigvalsh, svd/svdvals,
 // cholesky/cholesky_solve, inv, det, slogdet, each with JVP and VJP rules; vector_norm, matrix_norm,
-// norm, cond, pinv, matrix_rank, lstsq, matrix_exp, matrix_power and multi_dot.
+// norm, cond, pinv, matrix_rank, lstsq, eig/eigvals, matrix_exp, matrix_power and multi_dot.
 #include "tenax/ops/linalg/cholesky.hpp"
 #include "tenax/ops/linalg/cholesky_solve.hpp"
 #include "tenax/ops/linalg/det.hpp"
+#include "tenax/ops/linalg/eig.hpp"
 #include "tenax/ops/linalg/eigh.hpp"
 #include "tenax/ops/linalg/lu.hpp"
 #include "tenax/ops/linalg/lstsq.hpp"

@@ -9,6 +9,7 @@
 
 #include "tenax/backend/backend.hpp"
 #include "tenax/backend/cpu_provider.hpp"
+#include "tenax/backend/eigenvectors.hpp"
 #include "tenax/backend/tiny_pivots.hpp"
 
 namespace tenax::detail {
@@ -70,6 +71,14 @@ class CpuLinalg final : public BatchedLinalg<T> {
       info[b] = cpu::gesdd<T>(jobz, m, n, a + b * m * n, ld(m), s + b * k, vectors ? u + b * m * uc : nullptr, ld(m),
                               vectors ? vh + b * vr * n : nullptr, ld(vr));
   }
+  using C = std::complex<R>;
+  void geev(int, std::int64_t n, std::int64_t batch, T* a, C* w, C* v, std::int32_t* info) const override {
+    for (std::int64_t b = 0; b < batch; ++b) {
+      C* vb = v != nullptr ? v + b * n * n : nullptr;
+      info[b] = cpu::geev<T>(vb != nullptr, n, a + b * n * n, ld(n), w + b * n, vb, ld(n));
+      if (vb != nullptr) canonical_eigenvector_phases(n, vb, ld(n));
+    }
+  }
 
   // The factorizations: one fused kernel each (src/cpu/linalg_*.cpp).
   using I32 = Tensor<std::int32_t>;
@@ -80,6 +89,7 @@ class CpuLinalg final : public BatchedLinalg<T> {
                                                         bool canonical) const override;
   std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32, Tensor<T>> svd(const Tensor<T>& A, bool full_matrices,
                                                                   bool compute_uv, bool canonical) const override;
+  std::tuple<Tensor<C>, Tensor<C>, I32> eig(const Tensor<T>& A, bool vectors) const override;
   std::tuple<Tensor<T>, I32, I32> lu_factor(const Tensor<T>& A) const override;
   std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, I32, I32> lu(const Tensor<T>& A) const override;
   std::tuple<Tensor<T>, Tensor<T>, I32, I32> solve(const Tensor<T>& A, const Tensor<T>& B) const override;

@@ -103,11 +103,44 @@ std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor
   return {U, S, Vh, info, E};
 }
 
+// A copied into scratch, geev per matrix, then each eigenvector's phase fixed (the backend's
+// convention). A matrix with inf or NaN gets kNonFiniteInfo (checked first: the QR iteration may
+// not end on them); a failed one NaN values and vectors.
+template <class T>
+std::tuple<Tensor<std::complex<real_t<T>>>, Tensor<std::complex<real_t<T>>>, Tensor<std::int32_t>> CpuLinalg<T>::eig(
+    const Tensor<T>& A, bool vectors) const {
+  const std::int64_t n = A.shape()[0], nb = mat_batch_count(A.shape()), ldn = std::max<std::int64_t>(1, n);
+  Tensor<C> w = Tensor<C>::empty(with_batch(n, mat_batch_shape(A.shape())));
+  Tensor<C> V = vectors ? Tensor<C>::empty(A.shape()) : Tensor<C>();
+  Tensor<std::int32_t> info = info_tensor(A.shape());
+  auto run = [copy = copy_to_contiguous(A), work = Scratch<T>(A.shape()), n, nb, ldn, vectors](char* const* p) {
+    copy(reinterpret_cast<char*>(work.get()), p[3]);
+    for_each_matrix_parallel(work.get(), n, n, nb, [&](T* a, std::int64_t b) {
+      std::int32_t& inf = reinterpret_cast<std::int32_t*>(p[2])[b];
+      C* wb = reinterpret_cast<C*>(p[0]) + b * n;
+      C* vb = vectors ? reinterpret_cast<C*>(p[1]) + b * n * n : nullptr;
+      inf = all_finite(a, n * n) ? cpu::geev<T>(vectors, n, a, ldn, wb, vb, ldn) : kNonFiniteInfo;
+      if (inf != 0) {
+        const C nan(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+        for (std::int64_t i = 0; i < n; ++i) wb[i] = nan;
+        if (vb != nullptr)
+          for (std::int64_t i = 0; i < n * n; ++i) vb[i] = nan;
+      } else if (vb != nullptr) {
+        canonical_eigenvector_phases(n, vb, ldn);
+      }
+    });
+  };
+  record_kernel_n(run, {w.impl().get(), impl_of(V), info.impl().get()}, {A.impl().get()});
+  return {w, V, info};
+}
+
 #define TENAX_CPU_SPECTRAL(T)                                                                                      \
   template std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> CpuLinalg<T>::eigh(           \
       const Tensor<T>&, bool, bool, bool) const;                                                                   \
   template std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> CpuLinalg<T>::svd( \
-      const Tensor<T>&, bool, bool, bool) const;
+      const Tensor<T>&, bool, bool, bool) const;                                                                   \
+  template std::tuple<Tensor<std::complex<real_t<T>>>, Tensor<std::complex<real_t<T>>>, Tensor<std::int32_t>>      \
+  CpuLinalg<T>::eig(const Tensor<T>&, bool) const;
 TENAX_CPU_LINALG_FOR_FLOATING(TENAX_CPU_SPECTRAL)
 
 }  // namespace tenax::detail

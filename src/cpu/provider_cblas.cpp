@@ -11,6 +11,7 @@
 #include "eigen_syevd.hpp"
 #include "scaled_trsm.hpp"
 #include "tenax/backend/cpu_provider.hpp"
+#include "tenax/backend/eigenvectors.hpp"
 #include "tenax/core/error.hpp"
 #include "workspace.hpp"
 
@@ -428,5 +429,57 @@ TENAX_GESDD_REAL(double, LAPACKE_dgesdd_work)
 TENAX_GESDD_CPLX(c64, float, LAPACKE_cgesdd_work)
 TENAX_GESDD_CPLX(c128, double, LAPACKE_zgesdd_work)
 #undef TENAX_GESDD_CPLX
+
+// geev with right eigenvectors only (jobvl 'N'). Real A: wr, wi and the packed real vectors go to
+// scratch and are unpacked into complex ones (backend/eigenvectors.hpp).
+#define TENAX_GEEV_REAL(T, fn)                                                                                         \
+  template <>                                                                                                          \
+  int geev<T>(bool vectors, std::int64_t n, T* A, std::int64_t lda, std::complex<T>* w, std::complex<T>* V,            \
+              std::int64_t ldv) {                                                                                      \
+    count_call(Routine::geev);                                                                                         \
+    if (n == 0) return 0;                                                                                              \
+    const char jobvr = vectors ? 'V' : 'N';                                                                            \
+    const std::int64_t ldvr = vectors ? n : 1;                                                                         \
+    Workspace<T> wr(n), wi(n), vr(vectors ? n*n : 1);                                                                  \
+    const WorkSizes s = cached_work({static_cast<int>(Routine::geev), type_tag<T>(), n, lda, jobvr}, [&] {             \
+      T q{};                                                                                                           \
+      checked("geev",                                                                                                  \
+              fn(LAPACK_COL_MAJOR, 'N', jobvr, n, A, lda, wr.data(), wi.data(), nullptr, 1, vr.data(), ldvr, &q, -1)); \
+      return WorkSizes{lwork_of(q), 0, 0};                                                                             \
+    });                                                                                                                \
+    Workspace<T> work(s[0]);                                                                                           \
+    const int info = checked("geev", fn(LAPACK_COL_MAJOR, 'N', jobvr, n, A, lda, wr.data(), wi.data(), nullptr, 1,     \
+                                        vr.data(), ldvr, work.data(), s[0]));                                          \
+    if (info == 0)                                                                                                     \
+      detail::unpack_real_eigenvectors<T>(n, wr.data(), wi.data(), vectors ? vr.data() : nullptr, w, V, ldv);          \
+    return info;                                                                                                       \
+  }
+TENAX_GEEV_REAL(float, LAPACKE_sgeev_work)
+TENAX_GEEV_REAL(double, LAPACKE_dgeev_work)
+#undef TENAX_GEEV_REAL
+
+#define TENAX_GEEV_CPLX(T, R, fn)                                                                                  \
+  template <>                                                                                                      \
+  int geev<T>(bool vectors, std::int64_t n, T* A, std::int64_t lda, T* w, T* V, std::int64_t ldv) {                \
+    count_call(Routine::geev);                                                                                     \
+    if (n == 0) return 0;                                                                                          \
+    const char jobvr = vectors ? 'V' : 'N';                                                                        \
+    T dummy{};                                                                                                     \
+    T* const vr = vectors ? V : &dummy;                                                                            \
+    const std::int64_t ldvr = vectors ? ldv : 1;                                                                   \
+    const WorkSizes s = cached_work({static_cast<int>(Routine::geev), type_tag<T>(), n, lda, jobvr}, [&] {         \
+      T q{};                                                                                                       \
+      Workspace<R> rq(2 * n); /* (trevc3's query writes rwork[0]) */                                               \
+      checked("geev", fn(LAPACK_COL_MAJOR, 'N', jobvr, n, A, lda, w, nullptr, 1, vr, ldvr, &q, -1, rq.data()));    \
+      return WorkSizes{lwork_of(q), 2 * n, 0};                                                                     \
+    });                                                                                                            \
+    Workspace<T> work(s[0]);                                                                                       \
+    Workspace<R> rwork(s[1]);                                                                                      \
+    return checked("geev", fn(LAPACK_COL_MAJOR, 'N', jobvr, n, A, lda, w, nullptr, 1, vr, ldvr, work.data(), s[0], \
+                              rwork.data()));                                                                      \
+  }
+TENAX_GEEV_CPLX(c64, float, LAPACKE_cgeev_work)
+TENAX_GEEV_CPLX(c128, double, LAPACKE_zgeev_work)
+#undef TENAX_GEEV_CPLX
 
 }  // namespace tenax::cpu

@@ -88,6 +88,11 @@ const std::vector<Step<S>>& final_steps() {
       {"vector_norm(x, 3) over rows", [](const Tensor<S>& x) { return tx::cast<S>(la::vector_norm(x, 3.0, {0})); }},
       {"cond(x + s I + C, fro)",
        [](const Tensor<S>& x) { return tx::cast<S>(la::cond(shifted(x) + fixed<S>(15), "fro")); }},
+      {"real(eigvals(x + D))",
+       [](const Tensor<S>& x) {
+         const auto D = tx::diag_embed(Tensor<S>::from_col_major({kN}, {S(0.0), S(4.0), S(8.0)}));
+         return tx::cast<S>(tx::real(la::eigvals(x + D)));
+       }},
       {"prod over columns", [](const Tensor<S>& x) { return tx::prod(x, {1}); }},
   };
   return steps;

@@ -717,8 +717,48 @@ TYPED_TEST(Provider, EveryRoutineCountsOnePerCall) {
   EXPECT_EQ(cpu::syevd<T>(false, cpu::Uplo::Upper, n, f.data(), f.ld, w.data()), 0);
   f = a;
   EXPECT_EQ(cpu::gesdd<T>('N', n, n, f.data(), f.ld, w.data(), nullptr, 1, nullptr, 1), 0);
+  f = a;
+  std::vector<std::complex<R<T>>> ew(n);
+  EXPECT_EQ(cpu::geev<T>(false, n, f.data(), f.ld, ew.data(), nullptr, 1), 0);
   for (int r = 0; r < static_cast<int>(cpu::Routine::kCount); ++r)
     EXPECT_EQ(cpu::provider_calls(static_cast<cpu::Routine>(r)), 1) << cpu::routine_name(static_cast<cpu::Routine>(r));
+}
+
+// geev: A v_j = w_j v_j with unit 2-norm columns, for a matrix with real and complex eigenvalues
+// (real types: the conjugate pairs unpacked into complex vectors); leading dimensions above n.
+TYPED_TEST(Provider, GeevEigenpairs) {
+  using T = TypeParam;
+  using C = std::complex<R<T>>;
+  for (I n : {1, 2, 5, 12}) {
+    const Mat<T> a = random<T>(n, n);
+    Mat<T> f = a;
+    std::vector<C> w(static_cast<std::size_t>(n));
+    const I ldv = n + 2;
+    std::vector<C> v(static_cast<std::size_t>(ldv * n));
+    ASSERT_EQ(cpu::geev<T>(true, n, f.data(), f.ld, w.data(), v.data(), ldv), 0);
+    double scale = 0;
+    for (I j = 0; j < n; ++j)
+      for (I i = 0; i < n; ++i) scale = std::max(scale, static_cast<double>(std::abs(a(i, j))));
+    const double tol = (std::is_same_v<R<T>, float> ? 1e-4 : 1e-12) * static_cast<double>(n) * scale;
+    for (I j = 0; j < n; ++j) {
+      double norm = 0;
+      for (I i = 0; i < n; ++i) {
+        C av = 0;
+        for (I k = 0; k < n; ++k) av += C(a(i, k)) * v[static_cast<std::size_t>(k + j * ldv)];
+        EXPECT_LE(std::abs(av - w[static_cast<std::size_t>(j)] * v[static_cast<std::size_t>(i + j * ldv)]), tol)
+            << "n " << n << ", eigenpair " << j;
+        norm += std::norm(v[static_cast<std::size_t>(i + j * ldv)]);
+      }
+      EXPECT_NEAR(std::sqrt(norm), 1.0, 1e-5) << "n " << n << ", eigenpair " << j;
+    }
+    // Values only (another path of the QR iteration): they sum to the trace.
+    f = a;
+    std::vector<C> w2(static_cast<std::size_t>(n));
+    ASSERT_EQ(cpu::geev<T>(false, n, f.data(), f.ld, w2.data(), nullptr, 1), 0);
+    C sum = 0, trace = 0;
+    for (I j = 0; j < n; ++j) sum += w2[static_cast<std::size_t>(j)], trace += C(a(j, j));
+    EXPECT_LE(std::abs(sum - trace), tol) << "n " << n;
+  }
 }
 
 // A negative LAPACK info is a tenax bug: raised as an internal tenax::Error by every provider.

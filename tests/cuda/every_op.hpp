@@ -145,8 +145,21 @@ inline std::vector<OpCall> every_op_calls() {
       {"div", outputs_of([=](Device d) {
          return std::tuple{div(x(d), y(d)), div(x(d), 3.0)};
        })},
+      {"eig", outputs_of([](Device d) {
+         // Compared through quantities that do not depend on the solver's eigenvalue order.
+         const D a = real_in({4, 4, 2}, 37, d, -1, 1);
+         const auto [w, V] = la::eig(a);
+         const auto r = sub(matmul(cast<std::complex<double>>(a), V), mul(V, detail::as_row(w)));
+         const auto [wz, Vz] = la::eig(complex_in({3, 3}, 38, d));
+         return std::tuple{sum(w, {0}),  sum(square(w), {0}), la::vector_norm(r),
+                           sum(wz, {0}), prod(wz, {0}),       sum(abs(Vz))};
+       })},
       {"eigh", outputs_of([](Device d) { return la::eigh(spd(d), false, {}, true); })},
       {"eigvalsh", outputs_of([](Device d) { return la::eigvalsh(spd(d)); })},
+      {"eigvals", outputs_of([](Device d) {
+         const auto w = la::eigvals(general(d));
+         return std::tuple{sum(w, {0}), prod(w, {0})};
+       })},
       {"eq", outputs_of([=](Device d) { return eq(x(d), x(d)); })},
       {"exp", outputs_of([=](Device d) { return exp(x(d)); })},
       {"expand", outputs_of([](Device d) {

@@ -29,7 +29,7 @@ using Counts = std::map<Routine, std::int64_t>;
 
 void expect_counts(const Counts& want, const std::string& what) {
   for (Routine r : {Routine::getrf, Routine::getrs, Routine::potrf, Routine::geqrf, Routine::orgqr, Routine::syevd,
-                    Routine::gesdd}) {
+                    Routine::gesdd, Routine::geev}) {
     const auto it = want.find(r);
     EXPECT_EQ(tx::cpu::provider_calls(r), it == want.end() ? 0 : it->second)
         << what << ": calls of " << tx::cpu::routine_name(r);
@@ -300,6 +300,22 @@ TYPED_TEST(Counts_, PinvLstsqMatrixExp) {
   tx::cpu::reset_provider_calls();
   (void)la::matrix_power(G, -3);
   expect_counts({{Routine::getrf, 1}, {Routine::getrs, 1}}, "matrix_power(-3): one inverse");
+}
+
+// eig: one geev in the forward; its backward solves with V^H (one LU of V: not computed by the
+// forward, so nothing is factorized twice).
+TYPED_TEST(Counts_, Eig) {
+  using T = TypeParam;
+  const std::int64_t n = 4;
+  const Tensor<T> A = general<T>(Kind::Cond2, n, n, 9).requires_grad();
+  tx::cpu::reset_provider_calls();
+  const auto w = la::eigvals(A);
+  expect_counts({{Routine::geev, 1}}, "eigvals forward (recorded)");
+  tx::real(tx::sum(tx::mul(w, Tensor<std::complex<real_t<T>>>::randn({n}, 10)))).backward();
+  expect_counts({{Routine::geev, 1}, {Routine::getrf, 1}, {Routine::getrs, 1}}, "eigvals forward+backward");
+  tx::cpu::reset_provider_calls();
+  (void)la::eigvals(A.detach());
+  expect_counts({{Routine::geev, 1}}, "eigvals without grad");
 }
 
 TYPED_TEST(Counts_, JvpReusesFactors) {

@@ -145,6 +145,14 @@ TEST(TraceOps, SecondWave) {
       "matrix_power", [](const Tensor<double>& A) { return la::matrix_power(A, -3); },
       [](std::uint64_t s) { return well<double>(3, s); });
   check_op<double>(
+      "eigvals", [](const Tensor<double>& A) { return la::eigvals(A); },
+      [](std::uint64_t s) { return well<double>(4, s); });
+  check_op<double>(
+      "eig", [](const Tensor<double>& A) { return tx::abs(la::eig(A).second); },
+      [](std::uint64_t s) {
+        return well<double>(4, s) + tx::diag_embed(Tensor<double>::from_col_major({4}, {0, 1, 2, 3}));
+      });
+  check_op<double>(
       "norms", [](const Tensor<double>& A) { return la::vector_norm(A, 3.0, {0}) + la::matrix_norm(A, "nuc"); },
       [](std::uint64_t s) {
         return Tensor<double>::randn({3, 3}, s);

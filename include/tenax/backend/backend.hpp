@@ -71,6 +71,12 @@ class BatchedLinalg {
   // (thin) or m and n (full).
   virtual void gesvd(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, R* s, T* u, std::int64_t uc,
                      T* vh, std::int64_t vr, std::int32_t* info) const = 0;
+  // Eigenvalues w (n per matrix, complex, in the solver's order) and, when v is not null, right
+  // eigenvectors (n x n per matrix, complex) of the general n x n matrices a (destroyed): geev.
+  // Each eigenvector has unit 2-norm and its first largest-modulus entry real and positive
+  // (backend/eigenvectors.hpp), so every device returns the same vectors.
+  using C = std::complex<R>;
+  virtual void geev(int dev, std::int64_t n, std::int64_t batch, T* a, C* w, C* v, std::int32_t* info) const = 0;
   // The factorizations of the linalg ops, with their output conventions (each op's header says
   // them): a batch A (m x n x batch, any strides) in, fresh tensors out, failures in `info` or a
   // LinAlgError as the op documents. The CPU fuses the copy of A, the provider calls on the worker
@@ -88,6 +94,8 @@ class BatchedLinalg {
   // U, S, Vh (U and Vh undefined unless compute_uv), info, the canonical gauge E (ops/linalg/svd.hpp).
   virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32, Tensor<T>> svd(const Tensor<T>& A, bool full_matrices,
                                                                           bool compute_uv, bool canonical) const = 0;
+  // w, V (undefined unless vectors), info (ops/linalg/eig.hpp).
+  virtual std::tuple<Tensor<C>, Tensor<C>, I32> eig(const Tensor<T>& A, bool vectors) const = 0;
   // Packed LU, pivots, info (ops/linalg/lu.hpp, LuFactor).
   virtual std::tuple<Tensor<T>, I32, I32> lu_factor(const Tensor<T>& A) const = 0;
   // P, L, U, pivots, info (ops/linalg/lu.hpp, Lu).

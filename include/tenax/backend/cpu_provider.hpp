@@ -5,6 +5,7 @@
 // how many factorizations a forward+backward pass performed.
 #include <array>
 #include <atomic>
+#include <complex>
 #include <cstdint>
 #include <string>
 
@@ -19,11 +20,11 @@ using blas::Trans;
 using blas::Uplo;
 
 // Every provider routine tenax calls; counted per call.
-enum class Routine : int { gemm, trsm, trmm, getrf, getrs, potrf, geqrf, orgqr, syevd, gesdd, kCount };
+enum class Routine : int { gemm, trsm, trmm, getrf, getrs, potrf, geqrf, orgqr, syevd, gesdd, geev, kCount };
 
 inline const char* routine_name(Routine r) {
-  static constexpr const char* names[] = {"gemm",  "trsm",  "trmm",  "getrf", "getrs",
-                                          "potrf", "geqrf", "orgqr", "syevd", "gesdd"};
+  static constexpr const char* names[] = {"gemm",  "trsm",  "trmm",  "getrf", "getrs", "potrf",
+                                          "geqrf", "orgqr", "syevd", "gesdd", "geev"};
   const int i = static_cast<int>(r);
   return i >= 0 && i < static_cast<int>(Routine::kCount) ? names[i] : "?";
 }
@@ -106,5 +107,13 @@ int syevd(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda, real_
 template <class T>
 int gesdd(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, real_t<T>* s, T* U, std::int64_t ldu,
           T* VT, std::int64_t ldvt);
+
+// Eigenvalues w (n, complex, in LAPACK's order) and, if vectors, right eigenvectors V (n x n,
+// complex, leading dimension ldv; unit 2-norm, largest component real) of a general n x n matrix A,
+// which is destroyed (geev). For real A, LAPACK's conjugate pairs (real and imaginary parts in
+// consecutive columns) are returned as the two complex vectors.
+template <class T>
+int geev(bool vectors, std::int64_t n, T* A, std::int64_t lda, std::complex<real_t<T>>* w, std::complex<real_t<T>>* V,
+         std::int64_t ldv);
 
 }  // namespace tenax::cpu

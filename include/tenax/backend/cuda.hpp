@@ -7,6 +7,7 @@
 // host synchronisation; the allocator frees into that same stream order. Reading a device buffer
 // on the host (copies to the CPU, item()) synchronises that stream.
 #include <array>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 
@@ -116,6 +117,12 @@ void syevd(int dev, bool vectors, char uplo, std::int64_t n, std::int64_t batch,
 template <class T, class R>
 void gesvdj(int dev, bool vectors, bool econ, std::int64_t m, std::int64_t n, std::int64_t batch, T* a, R* s, T* u,
             std::int64_t uc, T* v, std::int64_t vc, std::int32_t* info);
+// Eigenvalues (w, n per matrix) and, when v is not null, right eigenvectors (n x n per matrix) of
+// general matrices by cusolverDnXgeev, one matrix at a time; the eigenvectors in the backend's
+// convention (unit columns, first largest-modulus entry real positive; real A's pairs unpacked).
+template <class T, class R>
+void geev(int dev, std::int64_t n, std::int64_t batch, T* a, std::complex<R>* w, std::complex<R>* v,
+          std::int32_t* info);
 // LAPACK's row interchanges piv (k x batch, 1-based) checked on the device, one thread per matrix:
 // perm (m x batch, 0-based; when not null) receives the permutation they apply and safe (when not
 // null) a copy of piv; a pivot outside 1..m is skipped (safe gets i + 1 there, no interchange), so

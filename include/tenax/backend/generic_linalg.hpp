@@ -100,6 +100,31 @@ std::tuple<Tensor<real_t<T>>, Tensor<T>, Tensor<std::int32_t>, Tensor<T>> eigh(c
   return {w, vectors ? V : Tensor<T>(), info, E};
 }
 
+// geev of the device per matrix (its eigenvectors already in the backend's phase convention).
+// Non-finite inputs are flagged first, replaced by zeros for the solver, and their outputs filled
+// with NaN.
+template <class T>
+std::tuple<Tensor<std::complex<real_t<T>>>, Tensor<std::complex<real_t<T>>>, Tensor<std::int32_t>> eig(
+    const Tensor<T>& A, bool vectors) {
+  using C = std::complex<real_t<T>>;
+  const Device dev = A.device();
+  const std::int64_t n = A.shape()[0];
+  const Shape batch = mat_batch_shape(A.shape());
+  Tensor<C> w = Tensor<C>::empty(with_batch(n, batch), dev);
+  Tensor<C> V = vectors ? Tensor<C>::empty(A.shape(), dev) : Tensor<C>();
+  Tensor<std::int32_t> info = Tensor<std::int32_t>::zeros(batch, dev);
+  if (A.numel() > 0) {
+    info = with_nonfinite(info, A);
+    const Tensor<T> work = contiguous(fill_where_failed(A, info, T(0)));
+    Tensor<std::int32_t> solver_info = Tensor<std::int32_t>::zeros(batch, dev);
+    batched::geev(work, w, V, solver_info);
+    info = where(eq(info, Tensor<std::int32_t>::scalar(0, dev)), solver_info, info);
+    w = nan_where_failed(w, info);
+    if (vectors) V = nan_where_failed(V, info);
+  }
+  return {w, V, info};
+}
+
 // gesvd of the device (gesdd on the CPU, gesvdj on CUDA) per matrix. Non-finite inputs are
 // flagged first and their outputs filled with NaN; the canonical gauge runs on a host copy.
 template <class T>

@@ -95,6 +95,17 @@ void syevd(bool vectors, bool upper, const Tensor<T>& a, const Tensor<real_t<T>>
              w.mutable_data(), info.mutable_data());
 }
 
+// Eigenvalues (w: n x batch, complex) and, when v is defined, right eigenvectors (n x n x batch,
+// complex, unit columns with the backend's phases) of each general n x n matrix of a (destroyed).
+template <class T>
+void geev(const Tensor<T>& a, const Tensor<std::complex<real_t<T>>>& w, const Tensor<std::complex<real_t<T>>>& v,
+          const Tensor<std::int32_t>& info) {
+  const auto [be, dev, nb] = on("eig", a);
+  if (nb > 0)
+    be.geev(dev, a.shape()[0], nb, a.mutable_data(), w.mutable_data(), v.defined() ? v.mutable_data() : nullptr,
+            info.mutable_data());
+}
+
 // SVD of each m x n matrix of a (destroyed): s (k x batch, descending), and when u is defined U
 // (m x uc) and Vh (vr x n), uc = vr = k (thin) or m and n (full).
 template <class T>

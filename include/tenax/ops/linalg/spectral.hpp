@@ -103,6 +103,39 @@ Tensor<R> inverse_gaps(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor
   return inverse_pairs(pairwise_gaps(x), x, pol, masked);
 }
 
+// F_ij = 1/(w_j - w_i) with 0 on the diagonal for complex values w (n x batch; eig), under the
+// policy: Exact as written, Lorentzian conj(d)/(|d|^2 + epsilon), Mask zero where |d| <= rtol *
+// max|w| per matrix; `masked` (optional output) marks the off-diagonal pairs the mask zeroed.
+template <class C>
+Tensor<C> inverse_complex_gaps(const Tensor<C>& w, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
+  using R = real_t<C>;
+  const Tensor<C> D = pairwise_gaps(w);
+  const std::int64_t n = w.shape()[0];
+  const Device dev = D.device();
+  if (D.numel() == 0) {
+    if (masked) *masked = Tensor<bool>::zeros(D.shape(), dev);
+    return Tensor<C>::zeros(D.shape(), dev);
+  }
+  const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n, n, dev)), D.shape());
+  const Tensor<C> zero = Tensor<C>::zeros({}, dev), one = Tensor<C>::ones({}, dev);
+  const Tensor<R> mag = abs(D);
+  switch (pol.mode) {
+    case linalg::Degeneracy::Mode::Exact:
+      return where(diag, zero, div(one, where(diag, one, D)));
+    case linalg::Degeneracy::Mode::Lorentzian:
+      return where(diag, zero, div(conj(D), cast<C>(add(mul(mag, mag), static_cast<R>(pol.epsilon)))));
+    default: {
+      const double rtol = pol.rtol >= 0 ? pol.rtol : default_rtol(std::numeric_limits<R>::epsilon(), n);
+      const Tensor<R> scale = expand(
+          reshape(max(abs(w), {0}, true), with_batch(1, 1, Shape(w.shape().begin() + 1, w.shape().end()))), D.shape());
+      const Tensor<bool> small = le(mag, mul(scale, static_cast<R>(rtol)));
+      const Tensor<bool> drop = where(diag, Tensor<bool>::full({}, true, dev), small);
+      if (masked) *masked = where(diag, Tensor<bool>::full({}, false, dev), small);
+      return where(drop, zero, div(one, where(drop, one, D)));
+    }
+  }
+}
+
 // 1/(x_j + x_i) with 0 on the diagonal, under the policy (for x >= 0 it is singular only where both
 // values vanish).
 template <class R>
