@@ -1,5 +1,6 @@
 // The `gpu_linalg_ad` suite (shared BENCHMARKS.md, suite 5): the jvp_vjp cases (qr, eigh, solve,
-// lu, svd_s; JVP and VJP of the same scalar losses, f64) on the GPU, n = 2, 4, 8, 256, 512
+// lu, svd_s, lstsq, eigvals, matrix_exp; JVP and VJP of the same scalar losses, f64) on the GPU,
+// n = 2, 4, 8, 256, 512
 // (TENAX_GPU_SIZES overrides). Built with the CUDA backend; every row reports why it cannot run
 // when no CUDA device is visible.
 //

@@ -1,10 +1,11 @@
 // The `jvp_vjp` suite (shared BENCHMARKS.md, suite 2): forward-mode (JVP) and reverse-mode (VJP)
-// derivatives of scalar losses of qr, eigh, solve, lu and svd singular values, f64, one thread,
+// derivatives of scalar losses of qr, eigh, solve, lu, svd singular values, lstsq, eigvals and matrix_exp,
 // n = 2, 4, 8 and 256, 512 (1024 in the full profile). Cases, losses, inputs and checks:
 // jvp_vjp_cases.hpp (reusing large_ad's); the tenax losses, the reverse-mode floors and the call
 // counters: large_ad_tenax.hpp.
 //
-// Rows (name jvp_vjp/<case>_<jvp|vjp>/f64/<n>x<n>/<mode>, case qr, eigh, solve, lu, svd_s):
+// Rows (name jvp_vjp/<case>_<jvp|vjp>/f64/<n>x<n>/<mode>, case qr, eigh, solve, lu, svd_s, lstsq,
+// eigvals, matrix_exp):
 //   eager     jvp: tenax::jvp(loss, A, dA) (forward mode, no tape: A does not require grad);
 //             vjp: tenax::vjp(loss, A), then the pullback of the cotangent 1 (forward with
 //             recording + backward). The timed region is the whole call; inputs, the tangent and
@@ -28,6 +29,7 @@
 // bit-identical to eager's; a floor's loss and tangent (gradient) equal tenax's.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -271,6 +273,96 @@ class SvdsJvpFloor final : public JvpFloor {
   Buf W_, s_, U_, VT_, T1_, P_;
 };
 
+// lstsq (A square, full rank; b constant): x = A^+ b (large_ad::SvdPinv); loss = sum(x);
+// dx = -A^+ (dA x);  tangent = sum(dx).
+// gesdd('S') + 5 matrix-vector gemm.
+class LstsqJvpFloor final : public JvpFloor {
+ public:
+  LstsqJvpFloor(const Inputs& in, const Inputs& d)
+      : JvpFloor(in, d), b_(input(in.b, 1)), x_(in.n), y_(in.n), dx_(in.n), pinv_(in.n) {}
+  void run() override {
+    const int n = n_;
+    pinv_.factor(A_);
+    pinv_.apply(b_, x_);
+    loss_ = sum_of(x_, n);
+    cpu::gemm<double>(Trans::N, Trans::N, n, 1, n, 1, dA_, n, x_, n, 0, y_, n);
+    pinv_.apply(y_, dx_);
+    tangent_ = -sum_of(dx_, n);
+  }
+
+ private:
+  Buf b_, x_, y_, dx_;
+  large_ad::SvdPinv pinv_;
+};
+
+// eigvals (loss sum(Re w)): W = A (copy); geev with vectors; loss = sum(Re w);
+//   P = V^-1 (dA V): M = V (copy), getrf(M); Y = dA V (complex gemm); getrs(M, Y);
+//   tangent = sum(Re diag(P)).
+// geev + 1 complex gemm + getrf + getrs (complex).
+class EigvalsJvpFloor final : public JvpFloor {
+ public:
+  using C = std::complex<double>;
+  EigvalsJvpFloor(const Inputs& in, const Inputs& d)
+      : JvpFloor(in, d), W_(nn_), w_(in.n), V_(nn_), M_(nn_), dAc_(nn_), Y_(nn_), piv_(in.n) {
+    for (std::size_t k = 0; k < nn_; ++k) dAc_.get()[k] = dA_[k];
+  }
+  void run() override {
+    const int n = n_;
+    load(W_, A_, nn_);
+    expect_ok(cpu::geev<double>(true, n, W_, n, w_, V_, n), "geev");
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += w_.get()[i].real();
+    loss_ = s;
+    std::memcpy(static_cast<void*>(M_.get()), V_.get(), nn_ * sizeof(C));
+    expect_ok(cpu::getrf<C>(n, n, M_, n, piv_), "getrf");
+    cpu::gemm<C>(Trans::N, Trans::N, n, n, n, C(1), dAc_, n, V_, n, C(0), Y_, n);
+    cpu::getrs<C>(Trans::N, n, n, M_, n, piv_, Y_, n);
+    double t = 0;
+    for (int i = 0; i < n; ++i) t += Y_.get()[i + static_cast<std::size_t>(i) * n].real();
+    tangent_ = t;
+  }
+
+ private:
+  Buf W_;
+  large_ad::CBuf w_, V_, M_, dAc_, Y_;
+  IntBuf piv_;
+};
+
+// matrix_exp: exp([[A, dA], [0, A]]) (order 2n, large_ad::Expm) holds exp(A) and its Frechet
+// derivative L(A, dA) in its top blocks; loss = sum(exp(A)), tangent = sum(L).
+// The approximant and squarings of order 2n (gemm, getrf, getrs).
+class MatrixExpJvpFloor final : public JvpFloor {
+ public:
+  MatrixExpJvpFloor(const Inputs& in, const Inputs& d) : JvpFloor(in, d), B_(4 * nn_), EB_(4 * nn_), big_(2 * in.n) {}
+  void run() override {
+    const int n = n_, m = 2 * n;
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < m; ++i) {
+        double v = 0;
+        if (i < n && j < n)
+          v = A_[i + static_cast<std::size_t>(j) * n];
+        else if (i >= n && j >= n)
+          v = A_[(i - n) + static_cast<std::size_t>(j - n) * n];
+        else if (i < n)
+          v = dA_[i + static_cast<std::size_t>(j - n) * n];
+        B_[i + static_cast<std::size_t>(j) * m] = v;
+      }
+    big_.run(B_, EB_);
+    double l = 0, t = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        l += EB_[i + static_cast<std::size_t>(j) * m];
+        t += EB_[i + static_cast<std::size_t>(j + n) * m];
+      }
+    loss_ = l;
+    tangent_ = t;
+  }
+
+ private:
+  Buf B_, EB_;
+  large_ad::Expm big_;
+};
+
 std::unique_ptr<JvpFloor> make_jvp_floor(Case c, const Inputs& in, const Inputs& d) {
   switch (c) {
     case Case::qr:
@@ -283,6 +375,12 @@ std::unique_ptr<JvpFloor> make_jvp_floor(Case c, const Inputs& in, const Inputs&
       return std::make_unique<LuJvpFloor>(in, d);
     case Case::svd_s:
       return std::make_unique<SvdsJvpFloor>(in, d);
+    case Case::lstsq:
+      return std::make_unique<LstsqJvpFloor>(in, d);
+    case Case::eigvals:
+      return std::make_unique<EigvalsJvpFloor>(in, d);
+    case Case::matrix_exp:
+      return std::make_unique<MatrixExpJvpFloor>(in, d);
     default:
       return {};
   }

@@ -10,7 +10,11 @@
 //   solve  grad_sum_solve = sum(solve(A, b))         A = well(n, 1), b = data((n,1), 2), n x 1
 //   lu     grad_sum_lu    = sum(L) + sum(U)          A = well(n, 1), A = P L U
 //   svd_s  grad_sum_svd_s = sum(singular values)     A = well(n, 1)
-// (the large_ad cases qr, eigh, solve, lu and svdvals, same inputs and same loss definitions).
+//   lstsq  grad_sum_lstsq = sum(lstsq(A, b).solution)  A = well(n, 1), b = data((n,1), 2), n x 1
+//   eigvals grad_sum_eigvals = sum(Re eigvals(A))    A = well(n, 1)
+//   matrix_exp grad_sum_matrix_exp = sum(exp(A))     A = well(n, 1)
+// (the large_ad cases qr, eigh, solve, lu, svdvals, lstsq, eigvals and matrix_exp, same inputs and
+// same loss definitions).
 // Each case is timed as a JVP (forward mode: the loss and its directional derivative along the
 // tangent dA) and as a VJP (reverse mode: the loss and its gradient, cotangent the scalar 1).
 // The tangent dA: data((n,n), 1 + 1000) (the tangent seed, BENCHMARKS.md "Tangent seeds"),
@@ -33,9 +37,10 @@ using large_ad::num;
 
 // The cases: each is the large_ad case base_case(c) (its own type, so that overloads on the two
 // suites' cases do not collide).
-enum class Case { qr, eigh, solve, lu, svd_s };
+enum class Case { qr, eigh, solve, lu, svd_s, lstsq, eigvals, matrix_exp };
 enum class Mode { jvp, vjp };
-inline constexpr Case kCases[] = {Case::qr, Case::eigh, Case::solve, Case::lu, Case::svd_s};
+inline constexpr Case kCases[] = {Case::qr,    Case::eigh,  Case::solve,   Case::lu,
+                                  Case::svd_s, Case::lstsq, Case::eigvals, Case::matrix_exp};
 inline constexpr Mode kModes[] = {Mode::jvp, Mode::vjp};
 
 inline large_ad::Case base_case(Case c) {
@@ -50,6 +55,12 @@ inline large_ad::Case base_case(Case c) {
       return large_ad::Case::lu;
     case Case::svd_s:
       return large_ad::Case::svdvals;
+    case Case::lstsq:
+      return large_ad::Case::lstsq;
+    case Case::eigvals:
+      return large_ad::Case::eigvals;
+    case Case::matrix_exp:
+      return large_ad::Case::matrix_exp;
   }
   return large_ad::Case::qr;
 }

@@ -4,7 +4,8 @@
 //
 // Rows (name large_ad/<case>/f64/<n>x<n>/<mode>):
 //   primal    the op alone, no recording (matmul, solve with an n x 1 right-hand side, qr, eigh,
-//             eigvalsh, svdvals, lu_factor, cholesky); inputs do not require grad.
+//             eigvalsh, svdvals, lu_factor, cholesky, lstsq, the real parts of eigvals, matrix_exp);
+//             inputs do not require grad.
 //   eager     forward + loss + backward with the tape: the inputs require grad, the timed region
 //             is zero_grad, the op, the loss, loss.backward() and freeing the tape.
 //   floor     the bare provider calls the eager row cannot avoid (the primal LAPACK calls plus the
@@ -58,6 +59,12 @@ std::pair<Tensor<double>, Tensor<double>> primal_of(Case c, const Tensor<double>
     }
     case Case::cholesky:
       return {la::cholesky(A), {}};
+    case Case::lstsq:
+      return {la::lstsq(A, B).solution, {}};
+    case Case::eigvals:
+      return {tenax::real(la::eigvals(A)), {}};
+    case Case::matrix_exp:
+      return {la::matrix_exp(A), {}};
   }
   return {};
 }

@@ -18,6 +18,9 @@
 //   svdvals   sum(s)                A = well(n, 1)
 //   lu        sum(L) + sum(U)       A = well(n, 1), A = P L U (L unit lower, U upper)
 //   cholesky  sum(L)                A = spd(n, 1)
+//   lstsq     sum(lstsq(A, b).solution)  A = well(n, 1), b = data((n,1), 2); A and b require grad
+//   eigvals   sum(Re eigvals(A))    A = well(n, 1) (general: geev, complex eigenvalues)
+//   matrix_exp sum(matrix_exp(A))   A = well(n, 1)
 // Tangent (finite-difference direction) seeds are the matrix seeds + 1000.
 #include <algorithm>
 #include <cmath>
@@ -33,9 +36,10 @@
 
 namespace tenax_bench::large_ad {
 
-enum class Case { matmul, solve, qr, eigh, eigvalsh, svdvals, lu, cholesky };
-inline constexpr Case kCases[] = {Case::matmul,   Case::solve,   Case::qr, Case::eigh,
-                                  Case::eigvalsh, Case::svdvals, Case::lu, Case::cholesky};
+enum class Case { matmul, solve, qr, eigh, eigvalsh, svdvals, lu, cholesky, lstsq, eigvals, matrix_exp };
+inline constexpr Case kCases[] = {Case::matmul,   Case::solve,   Case::qr,        Case::eigh,
+                                  Case::eigvalsh, Case::svdvals, Case::lu,        Case::cholesky,
+                                  Case::lstsq,    Case::eigvals, Case::matrix_exp};
 
 inline const char* case_name(Case c) {
   switch (c) {
@@ -55,6 +59,12 @@ inline const char* case_name(Case c) {
       return "lu";
     case Case::cholesky:
       return "cholesky";
+    case Case::lstsq:
+      return "lstsq";
+    case Case::eigvals:
+      return "eigvals";
+    case Case::matrix_exp:
+      return "matrix_exp";
   }
   return "?";
 }
@@ -64,8 +74,8 @@ inline const char* case_name(Case c) {
 // gradients are compared through their symmetric parts.
 inline bool symmetric_input(Case c) { return c == Case::eigh || c == Case::eigvalsh || c == Case::cholesky; }
 
-// The second input: B (n x n) for matmul, b (n x 1) for solve; none (0 columns) otherwise.
-inline int second_cols(Case c, int n) { return c == Case::matmul ? n : c == Case::solve ? 1 : 0; }
+// The second input: B (n x n) for matmul, b (n x 1) for solve and lstsq; none (0 columns) otherwise.
+inline int second_cols(Case c, int n) { return c == Case::matmul ? n : c == Case::solve || c == Case::lstsq ? 1 : 0; }
 
 // Row name large_ad/<case>/f64/<n>x<n>/<mode>.
 inline std::string row_name(Case c, int n, const char* mode) {
@@ -162,6 +172,7 @@ inline Inputs make_inputs(Case c, int n) {
       in.a = data(n, n, kSeedA), in.b = data(n, n, kSeedB), in.a_kind = "data";
       break;
     case Case::solve:
+    case Case::lstsq:
       in.a = well(n, kSeedA), in.b = data(n, 1, kSeedB), in.a_kind = "well";
       break;
     case Case::eigh:

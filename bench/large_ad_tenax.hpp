@@ -4,6 +4,8 @@
 // tensors, the losses, the provider floors of forward + loss + backward (reverse mode), and the
 // provider-call counters of a row. Compiled only into tenax-side translation units (C++20).
 #include <algorithm>
+#include <cmath>
+#include <complex>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -103,6 +105,12 @@ inline Tensor<double> loss_of(Case c, const Tensor<double>& A, const Tensor<doub
     }
     case Case::cholesky:
       return tenax::sum(la::cholesky(A));
+    case Case::lstsq:
+      return tenax::sum(la::lstsq(A, B).solution);
+    case Case::eigvals:
+      return tenax::sum(tenax::real(la::eigvals(A)));
+    case Case::matrix_exp:
+      return tenax::sum(la::matrix_exp(A));
   }
   return {};
 }
@@ -440,6 +448,236 @@ class CholeskyFloor final : public Floor {
   Buf A_, L_, GT_, X_, gA_;
 };
 
+// The pseudo-inverse of a square n x n matrix through its thin SVD (A copied, gesdd('S')), applied
+// to vectors: A^+ y = V (S^-1 (U^T y)) and A^+T y = U (S^-1 (V^T y)) (two matrix-vector gemm each).
+class SvdPinv {
+ public:
+  explicit SvdPinv(int n) : n_(n), nn_(static_cast<std::size_t>(n) * n), W_(nn_), s_(n), U_(nn_), VT_(nn_), t_(n) {}
+  void factor(const double* A) {
+    std::memcpy(W_.get(), A, nn_ * sizeof(double));
+    expect_ok(cpu::gesdd<double>('S', n_, n_, W_, n_, s_, U_, n_, VT_, n_), "gesdd");
+  }
+  void apply(const double* y, double* out) const { product(U_, VT_, Trans::T, Trans::T, y, out); }
+  void apply_t(const double* y, double* out) const { product(VT_, U_, Trans::N, Trans::N, y, out); }
+
+ private:
+  void product(const double* first, const double* second, Trans t1, Trans t2, const double* y, double* out) const {
+    const int n = n_;
+    cpu::gemm<double>(t1, Trans::N, n, 1, n, 1, first, n, y, n, 0, t_, n);
+    for (int i = 0; i < n; ++i) t_[i] /= s_[i];
+    cpu::gemm<double>(t2, Trans::N, n, 1, n, 1, second, n, t_, n, 0, out, n);
+  }
+  int n_;
+  std::size_t nn_;
+  Buf W_, s_, U_, VT_, t_;
+};
+
+// lstsq (A square and of full rank here; the least-norm solution through the SVD, what gelsd
+// computes): x = A^+ b (SvdPinv); loss = sum(x); with gx = ones: gb = A^+T gx, gA = -gb x^T (at
+// full rank the pseudo-inverse's other terms vanish).
+// gesdd('S') + 4 matrix-vector gemm + 1 rank-1 gemm.
+class LstsqFloor final : public Floor {
+ public:
+  explicit LstsqFloor(const Inputs& in)
+      : Floor(in.n),
+        A_(input(in.a, in.n)),
+        b_(input(in.b, 1)),
+        x_(in.n),
+        one_(in.n, 1.0),
+        gb_(in.n),
+        gA_(nn_),
+        pinv_(in.n) {}
+  void run() override {
+    const int n = n_;
+    pinv_.factor(A_);
+    pinv_.apply(b_, x_);
+    loss_ = sum_of(x_, n);
+    pinv_.apply_t(one_, gb_);
+    cpu::gemm<double>(Trans::N, Trans::T, n, n, 1, -1, gb_, n, x_, n, 0, gA_, n);
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), row_major(gb_, n_, 1)}; }
+
+ private:
+  Buf A_, b_, x_, one_, gb_, gA_;
+  SvdPinv pinv_;
+};
+
+// A buffer of complex doubles from the pooled allocator.
+class CBuf {
+ public:
+  explicit CBuf(std::size_t count) : b_(2 * count) {}
+  std::complex<double>* get() const { return reinterpret_cast<std::complex<double>*>(b_.get()); }
+  operator std::complex<double>*() const { return get(); }
+
+ private:
+  Buf b_;
+};
+
+// eigvals (loss sum(Re w)): W = A (copy); geev with vectors (the rule needs them); loss = sum(Re w);
+// with gw = ones: gA = Re(V^-H diag(gw) V^H): M = V^H, X = V^H (copies); getrf(M); getrs(M, X).
+// geev + getrf + getrs (complex, n right-hand sides).
+class EigvalsFloor final : public Floor {
+ public:
+  explicit EigvalsFloor(const Inputs& in)
+      : Floor(in.n), A_(input(in.a, in.n)), W_(nn_), w_(in.n), V_(nn_), M_(nn_), X_(nn_), piv_(in.n), gA_(nn_) {}
+  void run() override {
+    const int n = n_;
+    load(W_, A_, nn_);
+    expect_ok(cpu::geev<double>(true, n, W_, n, w_, V_, n), "geev");
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += w_.get()[i].real();
+    loss_ = s;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) M_.get()[i + j * n] = X_.get()[i + j * n] = std::conj(V_.get()[j + i * n]);
+    expect_ok(cpu::getrf<std::complex<double>>(n, n, M_, n, piv_), "getrf");
+    cpu::getrs<std::complex<double>>(Trans::N, n, n, M_, n, piv_, X_, n);
+    for (std::size_t k = 0; k < nn_; ++k) gA_[k] = X_.get()[k].real();
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
+
+ private:
+  Buf A_, W_;
+  CBuf w_, V_, M_, X_;
+  IntBuf piv_;
+  Buf gA_;
+};
+
+// exp(X) of m x m matrices by scaling and squaring with the Pade degree and scaling tenax's
+// matrix_exp chooses (detail::pade_degrees): the approximant's products (gemm), one getrf + getrs,
+// and s squarings (gemm). Buffers for m x m, allocated once.
+class Expm {
+ public:
+  explicit Expm(int m)
+      : m_(m),
+        mm_(static_cast<std::size_t>(m) * m),
+        X_(mm_),
+        X2_(mm_),
+        X4_(mm_),
+        X6_(mm_),
+        U_(mm_),
+        V_(mm_),
+        T_(mm_),
+        piv_(m) {}
+  // E = exp(A); A (m x m, column-major) is not modified.
+  void run(const double* A, double* E) {
+    const int m = m_;
+    double eta = 0;
+    for (int j = 0; j < m; ++j) {
+      double c = 0;
+      for (int i = 0; i < m; ++i) c += std::abs(A[i + static_cast<std::size_t>(j) * m]);
+      eta = std::max(eta, c);
+    }
+    const auto& degrees = tenax::detail::pade_degrees<double>();
+    const tenax::detail::PadeDegree* p = &degrees.back();
+    for (const auto& d : degrees)
+      if (eta <= d.theta) {
+        p = &d;
+        break;
+      }
+    const int s = p == &degrees.back() && eta > p->theta ? static_cast<int>(std::ceil(std::log2(eta / p->theta))) : 0;
+    const double scale = std::ldexp(1.0, -s);
+    for (std::size_t k = 0; k < mm_; ++k) X_[k] = A[k] * scale;
+    auto b = [&](int j) { return p->b[static_cast<std::size_t>(j)]; };
+    auto gemm = [&](const double* x, const double* y, double* out, double beta = 0) {
+      cpu::gemm<double>(Trans::N, Trans::N, m, m, m, 1, x, m, y, m, beta, out, m);
+    };
+    gemm(X_, X_, X2_);
+    if (p->m == 13) {
+      gemm(X2_, X2_, X4_);
+      gemm(X4_, X2_, X6_);
+      for (std::size_t k = 0; k < mm_; ++k) {
+        T_[k] = b(13) * X6_[k] + b(11) * X4_[k] + b(9) * X2_[k];
+        E[k] = b(12) * X6_[k] + b(10) * X4_[k] + b(8) * X2_[k];
+      }
+      gemm(X6_, T_, U_);  // X6 (b13 X6 + b11 X4 + b9 X2)
+      gemm(X6_, E, V_);   // X6 (b12 X6 + b10 X4 + b8 X2)
+      for (std::size_t k = 0; k < mm_; ++k) {
+        const bool diag = k % static_cast<std::size_t>(m + 1) == 0;
+        U_[k] += b(7) * X6_[k] + b(5) * X4_[k] + b(3) * X2_[k] + (diag ? b(1) : 0.0);
+        V_[k] += b(6) * X6_[k] + b(4) * X4_[k] + b(2) * X2_[k] + (diag ? b(0) : 0.0);
+      }
+    } else {
+      // u = b1 I + b3 X2 + ..., v = b0 I + b2 X2 + ... over the even powers X2, X4 (in X4_), ...
+      for (std::size_t k = 0; k < mm_; ++k) {
+        const bool diag = k % static_cast<std::size_t>(m + 1) == 0;
+        U_[k] = diag ? b(1) : 0.0;
+        V_[k] = diag ? b(0) : 0.0;
+      }
+      const double* xk = X2_;
+      double* spare[2] = {X4_, X6_};
+      for (int k = 2, i = 0; k <= p->m; k += 2, i ^= 1) {
+        for (std::size_t e = 0; e < mm_; ++e) {
+          U_[e] += b(k + 1) * xk[e];
+          V_[e] += b(k) * xk[e];
+        }
+        if (k + 2 <= p->m) {
+          gemm(xk, X2_, spare[i]);
+          xk = spare[i];
+        }
+      }
+    }
+    gemm(X_, U_, T_);  // U = X u
+    for (std::size_t k = 0; k < mm_; ++k) {
+      const double u = T_[k], v = V_[k];
+      V_[k] = v - u;  // q(X), factorized
+      E[k] = v + u;   // p(X), solved in place
+    }
+    expect_ok(cpu::getrf<double>(m, m, V_, m, piv_), "getrf");
+    cpu::getrs<double>(Trans::N, m, m, V_, m, piv_, E, m);
+    for (int k = 0; k < s; ++k) {
+      gemm(E, E, T_);
+      std::memcpy(E, T_.get(), mm_ * sizeof(double));
+    }
+  }
+
+ private:
+  int m_;
+  std::size_t mm_;
+  Buf X_, X2_, X4_, X6_, U_, V_, T_;
+  IntBuf piv_;
+};
+
+// matrix_exp: E = exp(A) (Expm, n); loss = sum(E); with gE = ones, gA = L(A^T, gE), the top right
+// block of exp([[A^T, gE], [0, A^T]]) (Expm, 2n), as tenax's rule computes it.
+// The approximant and squarings of order n, then of order 2n (gemm, getrf, getrs).
+class MatrixExpFloor final : public Floor {
+ public:
+  explicit MatrixExpFloor(const Inputs& in)
+      : Floor(in.n),
+        A_(input(in.a, in.n)),
+        E_(nn_),
+        B_(4 * nn_),
+        EB_(4 * nn_),
+        gA_(nn_),
+        small_(in.n),
+        big_(2 * in.n) {}
+  void run() override {
+    const int n = n_, m = 2 * n;
+    small_.run(A_, E_);
+    loss_ = sum_of(E_, nn_);
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < m; ++i) {
+        double v = 0;
+        if (i < n && j < n)
+          v = A_[j + static_cast<std::size_t>(i) * n];
+        else if (i >= n && j >= n)
+          v = A_[(j - n) + static_cast<std::size_t>(i - n) * n];
+        else if (i < n)
+          v = 1.0;
+        B_[i + static_cast<std::size_t>(j) * m] = v;
+      }
+    big_.run(B_, EB_);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        gA_[i + static_cast<std::size_t>(j) * n] = EB_[i + static_cast<std::size_t>(j + n) * m];
+  }
+  Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
+
+ private:
+  Buf A_, E_, B_, EB_, gA_;
+  Expm small_, big_;
+};
+
 inline std::unique_ptr<Floor> make_floor(Case c, const Inputs& in) {
   switch (c) {
     case Case::matmul:
@@ -458,6 +696,12 @@ inline std::unique_ptr<Floor> make_floor(Case c, const Inputs& in) {
       return std::make_unique<LuFloor>(in);
     case Case::cholesky:
       return std::make_unique<CholeskyFloor>(in);
+    case Case::lstsq:
+      return std::make_unique<LstsqFloor>(in);
+    case Case::eigvals:
+      return std::make_unique<EigvalsFloor>(in);
+    case Case::matrix_exp:
+      return std::make_unique<MatrixExpFloor>(in);
   }
   return {};
 }

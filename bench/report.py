@@ -54,12 +54,15 @@ MLP = "mlp"
 # mlp targets (BENCHMARKS.md): compiled / libtorch per shape, and eager / libtorch.
 MLP_COMPILED_TARGET = {"8x16->8": 0.1, "64x256->64": 0.8}
 MLP_EAGER_TARGET = 0.5
-LARGE_AD_CASES = ["matmul", "solve", "qr", "eigh", "eigvalsh", "svdvals", "lu", "cholesky"]
+LARGE_AD_CASES = ["matmul", "solve", "qr", "eigh", "eigvalsh", "svdvals", "lu", "cholesky", "lstsq", "eigvals",
+                  "matrix_exp"]
 LARGE_AD_FLOOR_TARGET = 1.10  # BENCHMARKS.md: every AD row <= 1.10 x its provider floor, below the reference
-JVP_VJP_CASES = [f"{c}_{m}" for c in ["qr", "eigh", "solve", "lu", "svd_s"] for m in ["jvp", "vjp"]]
+JVP_VJP_CASES = [
+    f"{c}_{m}" for c in ["qr", "eigh", "solve", "lu", "svd_s", "lstsq", "eigvals", "matrix_exp"] for m in ["jvp", "vjp"]
+]
 JVP_VJP_FLOOR_TARGET = 1.10  # at n >= 256: eager and trace <= 1.10 x floor, trace <= eager
 # Provider routines counted per iteration by the large_ad rows (counters of the same names).
-ROUTINES = ["getrf", "getrs", "potrf", "geqrf", "orgqr", "syevd", "gesdd", "gemm", "trsm"]
+ROUTINES = ["getrf", "getrs", "potrf", "geqrf", "orgqr", "syevd", "gesdd", "geev", "gemm", "trsm"]
 
 SUFFIX = re.compile(r"/(real_time|manual_time|repeats:\d+|min_time:[\d.]+s?|iterations:\d+|threads:\d+)$")
 UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}

@@ -208,8 +208,9 @@ def num(v):
 
 # ---- linear algebra cases (large_ad, jvp_vjp) -------------------------------------------------------
 
-LARGE_AD_CASES = ["matmul", "solve", "qr", "eigh", "eigvalsh", "svdvals", "lu", "cholesky"]
-JVP_VJP_CASES = ["qr", "eigh", "solve", "lu", "svd_s"]
+LARGE_AD_CASES = ["matmul", "solve", "qr", "eigh", "eigvalsh", "svdvals", "lu", "cholesky", "lstsq", "eigvals",
+                  "matrix_exp"]
+JVP_VJP_CASES = ["qr", "eigh", "solve", "lu", "svd_s", "lstsq", "eigvals", "matrix_exp"]
 SYMMETRIC = {"eigh", "eigvalsh", "cholesky"}
 SEED_A, SEED_B, TANGENT_OFFSET = 1, 2, 1000
 
@@ -239,7 +240,7 @@ def make_inputs(case, n):
     """The case's inputs (A, and b or B when it has a second one), as large_ad_cases.hpp."""
     if case == "matmul":
         return [data(n, n, SEED_A), data(n, n, SEED_B)]
-    if case == "solve":
+    if case in ("solve", "lstsq"):
         return [well(n, SEED_A), data(n, 1, SEED_B)]
     if case in SYMMETRIC:
         return [spd(n, SEED_A)]
@@ -254,7 +255,7 @@ def make_direction(case, n):
         ds[0] = 0.5 * (ds[0] + ds[0].T)  # off-diagonal pairs averaged, the diagonal unchanged
     if case == "matmul":
         ds.append(data(n, n, SEED_B + TANGENT_OFFSET))
-    elif case == "solve":
+    elif case in ("solve", "lstsq"):
         ds.append(data(n, 1, SEED_B + TANGENT_OFFSET))
     s = math.sqrt(sum(float(np.sum(d * d)) for d in ds))
     return [d / s for d in ds]
@@ -306,6 +307,12 @@ def torch_loss(case, xs):
         return L.sum() + U.sum()
     if case == "cholesky":
         return torch.linalg.cholesky(A).sum()
+    if case == "lstsq":
+        return torch.linalg.lstsq(A, xs[1]).solution.sum()
+    if case == "eigvals":
+        return torch.linalg.eigvals(A).real.sum()
+    if case == "matrix_exp":
+        return torch.linalg.matrix_exp(A).sum()
     raise ValueError(case)
 
 
@@ -334,6 +341,12 @@ def jax_loss(case, xs):
         return jnp.sum(L) + jnp.sum(U)
     if case == "cholesky":
         return jnp.sum(jnp.linalg.cholesky(A))
+    if case == "lstsq":
+        return jnp.sum(jnp.linalg.lstsq(A, xs[1])[0])
+    if case == "eigvals":
+        return jnp.sum(jnp.real(jnp.linalg.eigvals(A)))
+    if case == "matrix_exp":
+        return jnp.sum(jax.scipy.linalg.expm(A))
     raise ValueError(case)
 
 

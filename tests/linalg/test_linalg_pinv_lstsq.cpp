@@ -165,6 +165,15 @@ TYPED_TEST(LinalgPinv, LstsqGradients) {
     TENAX_CHECK_GRADS([](const auto& a, const auto& b) { return la::lstsq(a, b).residuals; }, A, B);
     const auto W = tx::lgtest::svd_input<T>(2, 4, {}, 72), C = Tensor<T>::randn({2, 3}, 73);
     TENAX_CHECK_GRADS([](const auto& a, const auto& b) { return la::lstsq(a, b).solution; }, W, C);
+    // One B for a batch of A (broadcast), and one A for a batch of B; rank 2 of 4 x 3 through factors.
+    const auto Ab = tx::lgtest::svd_input<T>(4, 3, {3}, 74);
+    TENAX_CHECK_GRADS([](const auto& a, const auto& b) { return la::lstsq(a, b).solution; }, Ab,
+                      Tensor<T>::randn({4, 2}, 75));
+    TENAX_CHECK_GRADS([](const auto& a, const auto& b) { return la::lstsq(a, b).solution; },
+                      tx::lgtest::svd_input<T>(4, 3, {}, 76), Tensor<T>::randn({4, 2, 3}, 77));
+    TENAX_CHECK_GRADS(
+        [](const auto& f, const auto& g, const auto& b) { return la::lstsq(tx::matmul(f, g), b).solution; },
+        Tensor<T>::randn({4, 2}, 78), Tensor<T>::randn({2, 3}, 79), Tensor<T>::randn({4, 2}, 80));
   }
 }
 

@@ -1,18 +1,82 @@
 #pragma once
-// lstsq: the minimum-norm least-squares solution of A X = B for any shape and rank, through the
-// pseudo-inverse (ops/linalg/pinv.hpp): one SVD per matrix (what LAPACK's gelsd computes, by
+// lstsq: the minimum-norm least-squares solution of A X = B for any shape and rank, X = A^+ B with the
+// pseudo-inverse of ops/linalg/pinv.hpp: one SVD per matrix (what LAPACK's gelsd computes, by
 // divide and conquer), the same on every device, differentiable to any order at constant rank.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
 
+#include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/pinv.hpp"
 
 namespace tenax {
+namespace ops {
+
+// Outputs X = A^+ B, P = A^+ (kept for the rules) and the singular values (no derivative; the
+// public wrapper returns them detached). One SVD per matrix; B's batch broadcasts against A's.
+struct Lstsq {
+  static constexpr const char* name = "lstsq";
+  static constexpr bool saves_outputs = true;
+  detail::Tolerance tol;
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>, Tensor<real_t<T>>> forward(const Tensor<T>& A, const Tensor<T>& B) const {
+    auto [P, S] = detail::pinv_from_svd("lstsq", A, tol);
+    return {matmul(P, B), P, S};
+  }
+
+  // X = P B with P = A^+ (constant rank): with r = B - A X,
+  //   dX = -P dA X + P P^H dA^H r + (I - P A) dA^H P^H X + P dB
+  //   gB = P^H gX;  gA = -(P^H gX) X^H + r (P P^H gX)^H + (P^H X) (gX - P A gX)^H
+  // (pinv's derivative applied to B, docs/MATH.md: every product has X's k columns, so no n x n
+  // product is formed). P's own derivative (pinv's rule) joins only when P is read by a rule that
+  // is itself differentiated (P's tangent when the inputs record gradients, P's cotangent when it
+  // arrives).
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&A = c.x0(), &B = c.x1(), &X = c.y0(), &P = c.y1();
+    Tensor<T> dX, dP;
+    if (c.dx0().defined()) {
+      const Tensor<T>& dA = c.dx0();
+      const Tensor<T> dAh = dA.mH(), r = sub(B, matmul(A, X));
+      const Tensor<T> t1 = neg(matmul(P, matmul(dA, X)));
+      const Tensor<T> t2 = matmul(P, matmul(P.mH(), matmul(dAh, r)));
+      const Tensor<T> Z = matmul(dAh, matmul(P.mH(), X));
+      dX = add(add(t1, t2), sub(Z, matmul(P, matmul(A, Z))));
+      if (is_grad_enabled() && (A.tracks_grad() || B.tracks_grad())) dP = detail::pinv_jvp(A, P, dA);
+    }
+    if (c.dx1().defined()) dX = detail::accumulate(dX, broadcast_to(matmul(P, c.dx1()), X.shape()));
+    return std::tuple{dX, dP, Tensor<real_t<T>>()};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>&A = c.x0(), &B = c.x1(), &X = c.y0(), &P = c.y1();
+    Tensor<T> gA, gB;
+    if (c.gy0().defined()) {
+      const Tensor<T>& gX = c.gy0();
+      const Tensor<T> PhgX = matmul(P.mH(), gX);
+      if (c.needs(1)) gB = sum_to(PhgX, B.shape());
+      if (c.needs(0)) {
+        const Tensor<T> r = sub(B, matmul(A, X));
+        const Tensor<T> t1 = neg(matmul(PhgX, X.mH()));
+        const Tensor<T> t2 = matmul(r, matmul(P, PhgX).mH());
+        const Tensor<T> t3 = matmul(matmul(P.mH(), X), sub(gX, matmul(P, matmul(A, gX))).mH());
+        gA = sum_to(add(add(t1, t2), t3), A.shape());
+      }
+    }
+    if (c.gy1().defined() && c.needs(0)) gA = detail::accumulate(gA, detail::pinv_vjp(A, P, c.gy1()));
+    return std::tuple{gA, gB};
+  }
+};
+
+}  // namespace ops
+
 namespace linalg {
 
 // torch.linalg.lstsq's outputs.
@@ -53,8 +117,9 @@ LstsqResult<T> lstsq(const Tensor<T>& A, const Tensor<T>& B, std::optional<doubl
     r.singular_values = Tensor<R>::zeros(tenax::detail::with_batch(std::min(m, n), batch), A.device());
     r.rank = Tensor<std::int64_t>::zeros(batch, A.device());
   } else {
-    auto [P, s] = tenax::detail::apply(ops::Pinv{tol, false}, A);
-    r.solution = matmul(P, B);
+    auto [X, P, s] = tenax::detail::apply(ops::Lstsq{tol}, A, B);
+    (void)P;
+    r.solution = X;
     r.singular_values = s.detach();
     r.rank = cast<std::int64_t>(sum(cast<R>(tenax::detail::above_tolerance(r.singular_values, tol)), {0}, false));
   }

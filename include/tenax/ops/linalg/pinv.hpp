@@ -63,6 +63,43 @@ Tensor<R> kept_reciprocal(const Tensor<R>& v, const Tensor<bool>& keep) {
   return where(keep, rdiv(where(keep, v, Tensor<R>::scalar(R(1), d)), R(1)), Tensor<R>::scalar(R(0), d));
 }
 
+// The derivative of the pseudo-inverse P = A^+ at constant rank (Golub and Pereyra 1973), from A
+// and P alone (nothing is factorized again), in public ops (so every order works):
+//   dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P
+//   gA = -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)
+// The products are ordered so that no m x m or n x n projector is formed.
+template <class T>
+Tensor<T> pinv_jvp(const Tensor<T>& A, const Tensor<T>& P, const Tensor<T>& dA) {
+  const Tensor<T> dAh = dA.mH();
+  const Tensor<T> t1 = neg(matmul(P, matmul(dA, P)));
+  const Tensor<T> Y = sub(dAh, matmul(matmul(dAh, A), P));
+  const Tensor<T> t2 = matmul(P, matmul(P.mH(), Y));
+  const Tensor<T> Z = matmul(dAh, matmul(P.mH(), P));
+  const Tensor<T> t3 = sub(Z, matmul(P, matmul(A, Z)));
+  return add(add(t1, t2), t3);
+}
+template <class T>
+Tensor<T> pinv_vjp(const Tensor<T>& A, const Tensor<T>& P, const Tensor<T>& G) {
+  const Tensor<T> Gh = G.mH(), Ph = P.mH();
+  const Tensor<T> t1 = neg(matmul(Ph, matmul(G, Ph)));
+  const Tensor<T> W = matmul(Gh, matmul(P, Ph));
+  const Tensor<T> t2 = sub(W, matmul(A, matmul(P, W)));
+  const Tensor<T> V = matmul(matmul(Ph, P), Gh);
+  const Tensor<T> t3 = sub(V, matmul(matmul(V, P), A));
+  return add(add(t1, t2), t3);
+}
+
+// P = A^+ from the thin SVD (U, S, Vh) with the tolerance applied, and S.
+template <class T>
+std::tuple<Tensor<T>, Tensor<real_t<T>>> pinv_from_svd(const char* op, const Tensor<T>& A, const Tolerance& tol) {
+  using R = real_t<T>;
+  auto [U, S, Vh, info, E] = ops::Svd{false, true, true, linalg::Degeneracy{}, false}.forward(A);
+  (void)E;
+  raise_info(op, info, A.shape(), dtype_traits<T>::name, linalg::detail_svd::failure);
+  const Tensor<R> sinv = kept_reciprocal(S, above_tolerance(S, tol));
+  return {matmul(mul(Vh.mH(), cast<T>(as_row(sinv))), U.mH()), S};
+}
+
 }  // namespace detail
 
 namespace ops {
@@ -87,42 +124,20 @@ struct Pinv {
       const Tensor<R> winv = detail::kept_reciprocal(w, detail::above_tolerance(aw, tol));
       return {matmul(mul(V, cast<T>(detail::as_row(winv))), V.mH()), aw};
     }
-    auto [U, S, Vh, info, E] = Svd{false, true, true, linalg::Degeneracy{}, false}.forward(A);
-    (void)E;
-    detail::raise_info("pinv", info, A.shape(), dtype_traits<T>::name, linalg::detail_svd::failure);
-    const Tensor<R> sinv = detail::kept_reciprocal(S, detail::above_tolerance(S, tol));
-    return {matmul(mul(Vh.mH(), cast<T>(detail::as_row(sinv))), U.mH()), S};
+    return detail::pinv_from_svd("pinv", A, tol);
   }
 
-  // The derivative of the pseudo-inverse at constant rank (Golub and Pereyra 1973), from A and
-  // P = A^+ only (nothing is factorized again):
-  //   dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P
-  //   gA = -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)
-  // The products are ordered so that no m x m or n x n projector is formed.
+  // detail::pinv_jvp / pinv_vjp: the pseudo-inverse's derivative from A and P.
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
-    const Tensor<T>&A = c.x0(), &P = c.y0(), &dA = c.dx0();
-    const Tensor<T> dAh = dA.mH();
-    const Tensor<T> t1 = neg(matmul(P, matmul(dA, P)));
-    const Tensor<T> Y = sub(dAh, matmul(matmul(dAh, A), P));
-    const Tensor<T> t2 = matmul(P, matmul(P.mH(), Y));
-    const Tensor<T> Z = matmul(dAh, matmul(P.mH(), P));
-    const Tensor<T> t3 = sub(Z, matmul(P, matmul(A, Z)));
-    return std::tuple{add(add(t1, t2), t3), Tensor<real_t<T>>()};
+    return std::tuple{detail::pinv_jvp(c.x0(), c.y0(), c.dx0()), Tensor<real_t<T>>()};
   }
   template <class C>
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
-    const Tensor<T>&A = c.x0(), &P = c.y0(), &G = c.gy0();
-    if (!G.defined()) return std::tuple{Tensor<T>()};
-    const Tensor<T> Gh = G.mH(), Ph = P.mH();
-    const Tensor<T> t1 = neg(matmul(Ph, matmul(G, Ph)));
-    const Tensor<T> W = matmul(Gh, matmul(P, Ph));
-    const Tensor<T> t2 = sub(W, matmul(A, matmul(P, W)));
-    const Tensor<T> V = matmul(matmul(Ph, P), Gh);
-    const Tensor<T> t3 = sub(V, matmul(matmul(V, P), A));
-    return std::tuple{add(add(t1, t2), t3)};
+    if (!c.gy0().defined()) return std::tuple{Tensor<T>()};
+    return std::tuple{detail::pinv_vjp(c.x0(), c.y0(), c.gy0())};
   }
 };
 
