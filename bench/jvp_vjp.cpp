@@ -328,39 +328,21 @@ class EigvalsJvpFloor final : public JvpFloor {
   IntBuf piv_;
 };
 
-// matrix_exp: exp([[A, dA], [0, A]]) (order 2n, large_ad::Expm) holds exp(A) and its Frechet
-// derivative L(A, dA) in its top blocks; loss = sum(exp(A)), tangent = sum(L).
-// The approximant and squarings of order 2n (gemm, getrf, getrs).
+// matrix_exp: exp(A) and L(A, dA) together (large_ad::ExpmFrechet, the algorithm of tenax's rule);
+// loss = sum(exp(A)), tangent = sum(L). (tenax's eager JVP also computes exp(A) on its own first.)
+// The approximant's products with their tangents, getrf, 2 getrs, the squarings.
 class MatrixExpJvpFloor final : public JvpFloor {
  public:
-  MatrixExpJvpFloor(const Inputs& in, const Inputs& d) : JvpFloor(in, d), B_(4 * nn_), EB_(4 * nn_), big_(2 * in.n) {}
+  MatrixExpJvpFloor(const Inputs& in, const Inputs& d) : JvpFloor(in, d), R_(nn_), L_(nn_), frechet_(in.n) {}
   void run() override {
-    const int n = n_, m = 2 * n;
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < m; ++i) {
-        double v = 0;
-        if (i < n && j < n)
-          v = A_[i + static_cast<std::size_t>(j) * n];
-        else if (i >= n && j >= n)
-          v = A_[(i - n) + static_cast<std::size_t>(j - n) * n];
-        else if (i < n)
-          v = dA_[i + static_cast<std::size_t>(j - n) * n];
-        B_[i + static_cast<std::size_t>(j) * m] = v;
-      }
-    big_.run(B_, EB_);
-    double l = 0, t = 0;
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        l += EB_[i + static_cast<std::size_t>(j) * m];
-        t += EB_[i + static_cast<std::size_t>(j + n) * m];
-      }
-    loss_ = l;
-    tangent_ = t;
+    frechet_.run(A_, dA_, R_, L_);
+    loss_ = sum_of(R_, nn_);
+    tangent_ = sum_of(L_, nn_);
   }
 
  private:
-  Buf B_, EB_;
-  large_ad::Expm big_;
+  Buf R_, L_;
+  large_ad::ExpmFrechet frechet_;
 };
 
 std::unique_ptr<JvpFloor> make_jvp_floor(Case c, const Inputs& in, const Inputs& d) {

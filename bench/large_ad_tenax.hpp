@@ -637,45 +637,154 @@ class Expm {
   IntBuf piv_;
 };
 
-// matrix_exp: E = exp(A) (Expm, n); loss = sum(E); with gE = ones, gA = L(A^T, gE), the top right
-// block of exp([[A^T, gE], [0, A^T]]) (Expm, 2n), as tenax's rule computes it.
-// The approximant and squarings of order n, then of order 2n (gemm, getrf, getrs).
+// exp(X) and its Frechet derivative L(X, dX) of m x m matrices together, as tenax's rule computes
+// them (detail::expm_frechet_pair: the approximant's products with their tangents, one getrf and
+// two getrs, and per squaring R <- R^2, L <- R L + L R), through the provider.
+class ExpmFrechet {
+ public:
+  explicit ExpmFrechet(int m)
+      : m_(m),
+        mm_(static_cast<std::size_t>(m) * m),
+        X_(mm_),
+        dX_(mm_),
+        P_{Buf(mm_), Buf(mm_), Buf(mm_)},
+        dP_{Buf(mm_), Buf(mm_), Buf(mm_)},
+        U_(mm_),
+        dU_(mm_),
+        V_(mm_),
+        dV_(mm_),
+        T_(mm_),
+        dT_(mm_),
+        Q_(mm_),
+        piv_(m) {}
+  // R = exp(A), L = L(A, E) (A, E m x m, column-major, not modified).
+  void run(const double* A, const double* E, double* R, double* L) {
+    const int m = m_;
+    double eta = 0;
+    for (int j = 0; j < m; ++j) {
+      double c = 0;
+      for (int i = 0; i < m; ++i) c += std::abs(A[i + static_cast<std::size_t>(j) * m]);
+      eta = std::max(eta, c);
+    }
+    const auto& degrees = tenax::detail::pade_degrees<double>();
+    const tenax::detail::PadeDegree* p = &degrees.back();
+    for (const auto& d : degrees)
+      if (eta <= d.theta) {
+        p = &d;
+        break;
+      }
+    const int s = p == &degrees.back() && eta > p->theta ? static_cast<int>(std::ceil(std::log2(eta / p->theta))) : 0;
+    const double scale = std::ldexp(1.0, -s);
+    for (std::size_t k = 0; k < mm_; ++k) X_[k] = A[k] * scale, dX_[k] = E[k] * scale;
+    auto b = [&](int j) { return p->b[static_cast<std::size_t>(j)]; };
+    auto gemm = [&](const double* x, const double* y, double* out, double beta) {
+      cpu::gemm<double>(Trans::N, Trans::N, m, m, m, 1, x, m, y, m, beta, out, m);
+    };
+    // z = x y, dz = dx y + x dy
+    auto prod = [&](const double* x, const double* dx, const double* y, const double* dy, double* z, double* dz) {
+      gemm(x, y, z, 0);
+      gemm(dx, y, dz, 0);
+      gemm(x, dy, dz, 1);
+    };
+    double *X2 = P_[0], *dX2 = dP_[0];
+    prod(X_, dX_, X_, dX_, X2, dX2);
+    auto diag = [&](std::size_t k) { return k % static_cast<std::size_t>(m + 1) == 0; };
+    if (p->m == 13) {
+      double *X4 = P_[1], *dX4 = dP_[1], *X6 = P_[2], *dX6 = dP_[2];
+      prod(X2, dX2, X2, dX2, X4, dX4);
+      prod(X4, dX4, X2, dX2, X6, dX6);
+      for (std::size_t k = 0; k < mm_; ++k) {
+        T_[k] = b(13) * X6[k] + b(11) * X4[k] + b(9) * X2[k];
+        dT_[k] = b(13) * dX6[k] + b(11) * dX4[k] + b(9) * dX2[k];
+      }
+      prod(X6, dX6, T_, dT_, V_, dV_);  // X6 u_hi (in V_ for now)
+      for (std::size_t k = 0; k < mm_; ++k) {
+        V_[k] += b(7) * X6[k] + b(5) * X4[k] + b(3) * X2[k] + (diag(k) ? b(1) : 0.0);
+        dV_[k] += b(7) * dX6[k] + b(5) * dX4[k] + b(3) * dX2[k];
+        T_[k] = b(12) * X6[k] + b(10) * X4[k] + b(8) * X2[k];
+        dT_[k] = b(12) * dX6[k] + b(10) * dX4[k] + b(8) * dX2[k];
+      }
+      prod(X_, dX_, V_, dV_, U_, dU_);  // U = X W
+      prod(X6, dX6, T_, dT_, V_, dV_);  // X6 v_hi
+      for (std::size_t k = 0; k < mm_; ++k) {
+        V_[k] += b(6) * X6[k] + b(4) * X4[k] + b(2) * X2[k] + (diag(k) ? b(0) : 0.0);
+        dV_[k] += b(6) * dX6[k] + b(4) * dX4[k] + b(2) * dX2[k];
+      }
+    } else {
+      for (std::size_t k = 0; k < mm_; ++k) {
+        T_[k] = diag(k) ? b(1) : 0.0, V_[k] = diag(k) ? b(0) : 0.0;
+        dT_[k] = 0.0, dV_[k] = 0.0;
+      }
+      const double *xk = X2, *dxk = dX2;
+      for (int k = 2, i = 1; k <= p->m; k += 2, i = 3 - i) {
+        for (std::size_t e = 0; e < mm_; ++e) {
+          T_[e] += b(k + 1) * xk[e], dT_[e] += b(k + 1) * dxk[e];
+          V_[e] += b(k) * xk[e], dV_[e] += b(k) * dxk[e];
+        }
+        if (k + 2 <= p->m) {
+          prod(xk, dxk, X2, dX2, P_[i], dP_[i]);
+          xk = P_[i], dxk = dP_[i];
+        }
+      }
+      prod(X_, dX_, T_, dT_, U_, dU_);
+    }
+    for (std::size_t k = 0; k < mm_; ++k) {
+      Q_[k] = V_[k] - U_[k];
+      R[k] = V_[k] + U_[k];
+      L[k] = dV_[k] + dU_[k];
+      T_[k] = dV_[k] - dU_[k];
+    }
+    expect_ok(cpu::getrf<double>(m, m, Q_, m, piv_), "getrf");
+    cpu::getrs<double>(Trans::N, m, m, Q_, m, piv_, R, m);
+    cpu::gemm<double>(Trans::N, Trans::N, m, m, m, -1, T_, m, R, m, 1, L, m);  // dP - dQ R
+    cpu::getrs<double>(Trans::N, m, m, Q_, m, piv_, L, m);
+    for (int k = 0; k < s; ++k) {
+      gemm(R, L, T_, 0);
+      gemm(L, R, T_, 1);
+      gemm(R, R, dT_, 0);
+      std::memcpy(L, T_.get(), mm_ * sizeof(double));
+      std::memcpy(R, dT_.get(), mm_ * sizeof(double));
+    }
+  }
+
+ private:
+  int m_;
+  std::size_t mm_;
+  Buf X_, dX_;
+  Buf P_[3], dP_[3];
+  Buf U_, dU_, V_, dV_, T_, dT_, Q_;
+  IntBuf piv_;
+};
+
+// matrix_exp: E = exp(A) (Expm); loss = sum(E); with gE = ones, gA = L(A^T, gE) (ExpmFrechet, which
+// also recomputes exp(A^T)), as tenax's rule computes it.
+// The approximant and squarings of order n, then the same with tangents (gemm, getrf, getrs).
 class MatrixExpFloor final : public Floor {
  public:
   explicit MatrixExpFloor(const Inputs& in)
       : Floor(in.n),
         A_(input(in.a, in.n)),
+        AT_(nn_),
+        G_(nn_, 1.0),
         E_(nn_),
-        B_(4 * nn_),
-        EB_(4 * nn_),
+        R_(nn_),
         gA_(nn_),
-        small_(in.n),
-        big_(2 * in.n) {}
+        exp_(in.n),
+        frechet_(in.n) {}
   void run() override {
-    const int n = n_, m = 2 * n;
-    small_.run(A_, E_);
+    const int n = n_;
+    exp_.run(A_, E_);
     loss_ = sum_of(E_, nn_);
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < m; ++i) {
-        double v = 0;
-        if (i < n && j < n)
-          v = A_[j + static_cast<std::size_t>(i) * n];
-        else if (i >= n && j >= n)
-          v = A_[(j - n) + static_cast<std::size_t>(i - n) * n];
-        else if (i < n)
-          v = 1.0;
-        B_[i + static_cast<std::size_t>(j) * m] = v;
-      }
-    big_.run(B_, EB_);
     for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i)
-        gA_[i + static_cast<std::size_t>(j) * n] = EB_[i + static_cast<std::size_t>(j + n) * m];
+      for (int i = 0; i < n; ++i) AT_[i + static_cast<std::size_t>(j) * n] = A_[j + static_cast<std::size_t>(i) * n];
+    frechet_.run(AT_, G_, R_, gA_);
   }
   Grad grad() const override { return {loss_, row_major(gA_, n_, n_), {}}; }
 
  private:
-  Buf A_, E_, B_, EB_, gA_;
-  Expm small_, big_;
+  Buf A_, AT_, G_, E_, R_, gA_;
+  Expm exp_;
+  ExpmFrechet frechet_;
 };
 
 inline std::unique_ptr<Floor> make_floor(Case c, const Inputs& in) {

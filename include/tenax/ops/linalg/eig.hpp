@@ -75,8 +75,8 @@ struct Eig {
     using C = std::complex<real_t<T>>;
     const Tensor<C>& V = c.y1();
     TENAX_CHECK(V.defined(), name, "internal error: eigenvectors were not computed for a gradient");
-    Tensor<C> mid;
-    if (c.gy0().defined()) mid = diag_embed(c.gy0());
+    if (!c.gy0().defined() && !c.gy1().defined()) return std::tuple{Tensor<T>()};
+    Tensor<C> rhs;  // diag(gw) V^H + (conj(F) o (K - V^H V diag(Re diag K))) V^H
     if (c.gy1().defined()) {
       const Tensor<C> K = matmul(V.mH(), c.gy1());
       const Tensor<C> rel = sub(K, mul(matmul(V.mH(), V), detail::as_row(cast<C>(real(diagonal(K))))));
@@ -86,10 +86,15 @@ struct Eig {
         detail::gauge_check(name, policy, where(masked, rel, Tensor<C>::zeros({}, rel.device())), K,
                             "eigenvector basis inside a degenerate eigenspace");
       detail::gauge_check(name, policy, imag(diagonal(K)), real(K), "eigenvector phases");
-      mid = detail::accumulate(mid, mul(conj(F), rel));
+      Tensor<C> mid = mul(conj(F), rel);
+      if (c.gy0().defined()) mid = add(mid, diag_embed(c.gy0()));
+      rhs = matmul(mid, V.mH());
+    } else {
+      // diag(gw) V^H scales the rows of V^H: no product.
+      const Tensor<C>& gw = c.gy0();
+      rhs = mul(V.mH(), reshape(gw, detail::with_batch(gw.shape()[0], 1, detail::mat_batch_shape(V.shape()))));
     }
-    if (!mid.defined()) return std::tuple{Tensor<T>()};
-    const Tensor<C> gA = linalg::solve(V.mH(), matmul(mid, V.mH()));
+    const Tensor<C> gA = linalg::solve(V.mH(), rhs);
     if constexpr (is_complex_v<T>)
       return std::tuple{gA};
     else
