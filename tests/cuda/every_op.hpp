@@ -154,6 +154,10 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{sum(w, {0}),  sum(square(w), {0}), la::vector_norm(r),
                            sum(wz, {0}), prod(wz, {0}),       sum(abs(Vz))};
        })},
+      {"eig_ex", outputs_of([](Device d) {
+         const auto [w, V, info] = la::eig_ex(real_in({3, 3, 2}, 39, d, -1, 1));
+         return std::tuple{sum(w, {0}), sum(abs(V)), info};
+       })},
       {"eigh", outputs_of([](Device d) { return la::eigh(spd(d), false, {}, true); })},
       {"eigvalsh", outputs_of([](Device d) { return la::eigvalsh(spd(d)); })},
       {"eigvals", outputs_of([](Device d) {

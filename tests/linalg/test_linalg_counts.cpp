@@ -296,6 +296,10 @@ TYPED_TEST(Counts_, PinvLstsqMatrixExp) {
   tx::cpu::reset_provider_calls();
   (void)la::matrix_exp(E);
   expect_counts({{Routine::getrf, 1}, {Routine::getrs, 1}}, "matrix_exp forward: one solve");
+  tx::cpu::reset_provider_calls();
+  re_inner(weights<T>({n, n}, 11), la::matrix_exp(E)).backward();
+  // The Frechet derivative's algorithm: one LU for its two solves (getrs for R and for L).
+  expect_counts({{Routine::getrf, 2}, {Routine::getrs, 3}}, "matrix_exp forward+backward");
   const Tensor<T> G = general<T>(Kind::Cond2, n, n, 8);
   tx::cpu::reset_provider_calls();
   (void)la::matrix_power(G, -3);

@@ -166,4 +166,10 @@ TEST(LinalgEigErrors, BadInputNamesTheOp) {
   bad.mutable_data()[10] = std::nan("");
   expect_error([&] { la::eig(bad); }, "[eig]", {"inf or NaN", "batch"});
   EXPECT_EQ(la::eig(Tensor<double>::zeros({0, 0, 2})).first.shape(), (Shape{0, 2}));
+  // eig_ex: the codes instead of the error, NaN for the failed matrix only.
+  const auto [w, V, info] = la::eig_ex(bad);
+  EXPECT_EQ(info.to_vector(), (std::vector<std::int32_t>{0, -1}));  // (entry 10 is in matrix 1)
+  EXPECT_FALSE(std::isnan(w.at({0, 0}).real()));
+  EXPECT_TRUE(std::isnan(w.at({0, 1}).real()));
+  EXPECT_FALSE(std::isnan(std::abs(V.at({0, 0, 0}))));
 }

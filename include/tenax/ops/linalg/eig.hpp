@@ -108,13 +108,14 @@ namespace linalg {
 namespace detail_eig {
 
 template <class T>
-auto run(const Tensor<T>& A, bool vectors, bool v_output, const Degeneracy& pol, const char* op) {
+auto run(const Tensor<T>& A, bool vectors, bool v_output, const Degeneracy& pol, const char* op, bool check = true) {
   tenax::detail::check_square(op, A);
   auto r = tenax::detail::apply(ops::Eig{vectors, v_output, pol}, A);
-  tenax::detail::raise_info(op, std::get<2>(r), A.shape(), dtype_traits<T>::name, [](std::int32_t k) {
-    if (k == tenax::detail::kNonFiniteInfo) return std::string(tenax::detail::kNonFiniteMessage);
-    return "the QR iteration did not converge (info " + std::to_string(k) + ")";
-  });
+  if (check)
+    tenax::detail::raise_info(op, std::get<2>(r), A.shape(), dtype_traits<T>::name, [](std::int32_t k) {
+      if (k == tenax::detail::kNonFiniteInfo) return std::string(tenax::detail::kNonFiniteMessage);
+      return "the QR iteration did not converge (info " + std::to_string(k) + ")";
+    });
   return r;
 }
 
@@ -134,6 +135,15 @@ std::pair<Tensor<std::complex<real_t<T>>>, Tensor<std::complex<real_t<T>>>> eig(
   return {w, V};
 }
 
+// As eig, without the check: info holds, per matrix, 0 on success, k > 0 when the QR iteration
+// did not converge (LAPACK's info), -1 when the input is not finite; failed matrices get NaN values
+// and vectors.
+template <Floating T>
+std::tuple<Tensor<std::complex<real_t<T>>>, Tensor<std::complex<real_t<T>>>, Tensor<std::int32_t>> eig_ex(
+    const Tensor<T>& A, Degeneracy policy = {}) {
+  return detail_eig::run(A, true, true, policy, "eig", false);
+}
+
 // Eigenvalues only (torch.linalg.eigvals). The eigenvectors are computed anyway when a derivative
 // may be needed (the input records gradients or carries a tangent): gA = V^-H diag(gw) V^H.
 template <Floating T>
@@ -145,9 +155,11 @@ Tensor<std::complex<real_t<T>>> eigvals(const Tensor<T>& A) {
 }
 
 // Explicit instances (core/instances.hpp): the library compiles these; includers link them.
-#define TENAX_INSTANCES_EIG(T)                                                                                     \
-  TENAX_INSTANCE std::pair<Tensor<std::complex<real_t<T>>>, Tensor<std::complex<real_t<T>>>> eig(const Tensor<T>&, \
-                                                                                                 Degeneracy);      \
+#define TENAX_INSTANCES_EIG(T)                                                                                      \
+  TENAX_INSTANCE std::pair<Tensor<std::complex<real_t<T>>>, Tensor<std::complex<real_t<T>>>> eig(const Tensor<T>&,  \
+                                                                                                 Degeneracy);       \
+  TENAX_INSTANCE std::tuple<Tensor<std::complex<real_t<T>>>, Tensor<std::complex<real_t<T>>>, Tensor<std::int32_t>> \
+  eig_ex(const Tensor<T>&, Degeneracy);                                                                             \
   TENAX_INSTANCE Tensor<std::complex<real_t<T>>> eigvals(const Tensor<T>&);
 TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_EIG)
 
