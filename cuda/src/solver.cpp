@@ -407,8 +407,14 @@ void geev(int dev, std::int64_t n, std::int64_t batch, T* a, std::complex<R>* w,
     else
       return packed.get();
   };
-  cusolverDnParams_t params = nullptr;
-  check_solver(cusolverDnCreateParams(&params), "eig (cusolverDnCreateParams)");
+  struct Params {  // destroyed on every path out, a failed call's included
+    cusolverDnParams_t p = nullptr;
+    ~Params() {
+      if (p) (void)cusolverDnDestroyParams(p);
+    }
+  } owned;
+  check_solver(cusolverDnCreateParams(&owned.p), "eig (cusolverDnCreateParams)");
+  cusolverDnParams_t params = owned.p;
   std::size_t dbytes = 0, hbytes = 0;
   check_solver(cusolverDnXgeev_bufferSize(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, ta, a, ld, tw, w, ta,
                                           nullptr, 1, ta, vr_of(0), ld, ta, &dbytes, &hbytes),
@@ -438,7 +444,6 @@ void geev(int dev, std::int64_t n, std::int64_t batch, T* a, std::complex<R>* w,
     canonical_eigenvector_phases<R>(n, hv.data(), n);
     copy_bytes(v + b * nn, here, hv.data(), host, sizeof(C) * static_cast<std::size_t>(nn));
   }
-  (void)cusolverDnDestroyParams(params);
 }
 
 template <class T, class R>

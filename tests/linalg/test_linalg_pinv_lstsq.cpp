@@ -110,6 +110,8 @@ TYPED_TEST(LinalgPinv, Gradients) {
     // Hermitian (tangents taken Hermitian: the input is a + a^H), indefinite.
     const auto H = tx::lgtest::eigh_input<T>(3, {}, 32);
     TENAX_CHECK_GRADS([](const auto& a) { return la::pinv(tx::add(a, a.mH()), std::nullopt, std::nullopt, true); }, H);
+    // Only the lower triangle is read (H itself is not Hermitian): the derivative reaches that triangle.
+    TENAX_CHECK_GRADS([](const auto& a) { return la::pinv(a, std::nullopt, std::nullopt, true); }, H);
   }
 }
 
@@ -195,6 +197,7 @@ TEST(LinalgPinvErrors, BadInputNamesTheOp) {
   expect_error([&] { la::pinv(bad); }, "[pinv]", {"inf or NaN"});
   // Empty matrices: an empty pseudo-inverse and rank 0.
   EXPECT_EQ(la::pinv(Tensor<double>::zeros({0, 3})).shape(), (Shape{3, 0}));
+  EXPECT_TRUE(la::pinv(Tensor<double>::zeros({0, 3}).requires_grad()).tracks_grad());
   EXPECT_EQ(la::matrix_rank(Tensor<double>::zeros({0, 3, 2})).to_vector(), (std::vector<std::int64_t>{0, 0}));
   EXPECT_EQ(la::lstsq(Tensor<double>::zeros({0, 3}), Tensor<double>::zeros({0, 2})).solution.shape(), (Shape{3, 2}));
 }

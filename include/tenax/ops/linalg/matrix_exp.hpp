@@ -176,8 +176,9 @@ Tensor<T> expm(const Tensor<T>& A) {
 // algorithm (Al-Mohy and Higham 2009, "Computing the Frechet derivative of the matrix exponential",
 // algorithm 6.4): every product of the Pade approximant carries its tangent (d(XY) = dX Y + X dY),
 // the solve reuses its LU (dR = Q^-1 (dP - dQ R)), and each squaring R <- R^2 takes L <- R L + L R.
-// About three exponentials' work, against eight for the block exponential of order 2n; the
-// degree and scaling are A's (expm_scaling).
+// About three exponentials' work, against eight for the block exponential of order 2n. The degree
+// and scaling are expm's for A (expm_scaling, Higham 2005's theta_m), not the somewhat smaller
+// bounds l_m that Al-Mohy and Higham derive for L's backward error; the gradient harness checks L.
 template <class T>
 std::pair<Tensor<T>, Tensor<T>> expm_frechet_pair(const Tensor<T>& A, const Tensor<T>& E) {
   if (A.numel() == 0) return {clone(A), clone(E)};

@@ -17,6 +17,8 @@
 #include "tenax/ops/linalg/svd.hpp"
 #include "tenax/ops/reduce/extremum.hpp"
 #include "tenax/ops/reduce/sum.hpp"
+#include "tenax/ops/shape/diagonal.hpp"
+#include "tenax/ops/shape/triangle.hpp"
 
 namespace tenax {
 namespace detail {
@@ -170,10 +172,17 @@ struct MatrixRank {
 namespace linalg {
 namespace detail_pinv {
 
+// The pseudo-inverse of empty matrices (n x m x batch, zeros), connected to A's graph.
 template <class T>
 Tensor<T> empty_pinv(const Tensor<T>& A) {
-  return Tensor<T>::zeros(
-      tenax::detail::with_batch(A.shape()[1], A.shape()[0], tenax::detail::mat_batch_shape(A.shape())), A.device());
+  return mul(A.mH(), T(0));
+}
+
+// tril(A, -1) + tril(A, -1)^H + Re diag(A): the Hermitian matrix given by A's lower triangle.
+template <class T>
+Tensor<T> lower_hermitian(const Tensor<T>& A) {
+  const Tensor<T> lo = tril(A, -1);
+  return add(add(lo, lo.mH()), diag_embed(cast<T>(real(diagonal(A)))));
 }
 
 }  // namespace detail_pinv
@@ -191,7 +200,10 @@ Tensor<T> pinv(const Tensor<T>& A, std::optional<double> atol = {}, std::optiona
   const auto tol = tenax::detail::resolve_tolerance<T>(atol, rtol, A.shape());
   tenax::detail::check_tolerance("pinv", tol, A);
   if (A.numel() == 0) return detail_pinv::empty_pinv(A);
-  return std::get<0>(tenax::detail::apply(ops::Pinv{tol, hermitian}, A));
+  // hermitian: the rules read A itself, so they get the Hermitian matrix the eigensolver sees (the
+  // lower triangle mirrored, the diagonal's real part); its derivative reaches that triangle.
+  const Tensor<T> In = hermitian ? detail_pinv::lower_hermitian(A) : A;
+  return std::get<0>(tenax::detail::apply(ops::Pinv{tol, hermitian}, In));
 }
 
 // The numerical rank of each matrix of A (int64, batch-shaped; torch.linalg.matrix_rank): the number
