@@ -542,6 +542,24 @@ class EigvalsFloor final : public Floor {
   Buf gA_;
 };
 
+// The Pade degree and number of squarings tenax's matrix_exp picks for one m x m matrix
+// (detail::expm_scaling): the lowest degree whose theta bounds the 1-norm, else the top degree
+// with ||A||_1 / 2^s <= theta.
+inline std::pair<const tenax::detail::PadeDegree*, int> pade_choice(const double* A, int m) {
+  double eta = 0;
+  for (int j = 0; j < m; ++j) {
+    double c = 0;
+    for (int i = 0; i < m; ++i) c += std::abs(A[i + static_cast<std::size_t>(j) * m]);
+    eta = std::max(eta, c);
+  }
+  const auto& degrees = tenax::detail::pade_degrees<double>();
+  for (const auto& d : degrees)
+    if (eta <= d.theta) return {&d, 0};
+  const auto& top = degrees.back();
+  if (!(eta > top.theta)) return {&top, 0};  // (a NaN norm)
+  return {&top, static_cast<int>(std::ceil(std::log2(eta / top.theta)))};
+}
+
 // exp(X) of m x m matrices by scaling and squaring with the Pade degree and scaling tenax's
 // matrix_exp chooses (detail::pade_degrees): the approximant's products (gemm), one getrf + getrs,
 // and s squarings (gemm). Buffers for m x m, allocated once.
@@ -561,20 +579,7 @@ class Expm {
   // E = exp(A); A (m x m, column-major) is not modified.
   void run(const double* A, double* E) {
     const int m = m_;
-    double eta = 0;
-    for (int j = 0; j < m; ++j) {
-      double c = 0;
-      for (int i = 0; i < m; ++i) c += std::abs(A[i + static_cast<std::size_t>(j) * m]);
-      eta = std::max(eta, c);
-    }
-    const auto& degrees = tenax::detail::pade_degrees<double>();
-    const tenax::detail::PadeDegree* p = &degrees.back();
-    for (const auto& d : degrees)
-      if (eta <= d.theta) {
-        p = &d;
-        break;
-      }
-    const int s = p == &degrees.back() && eta > p->theta ? static_cast<int>(std::ceil(std::log2(eta / p->theta))) : 0;
+    const auto [p, s] = pade_choice(A, m);
     const double scale = std::ldexp(1.0, -s);
     for (std::size_t k = 0; k < mm_; ++k) X_[k] = A[k] * scale;
     auto b = [&](int j) { return p->b[static_cast<std::size_t>(j)]; };
@@ -660,20 +665,7 @@ class ExpmFrechet {
   // R = exp(A), L = L(A, E) (A, E m x m, column-major, not modified).
   void run(const double* A, const double* E, double* R, double* L) {
     const int m = m_;
-    double eta = 0;
-    for (int j = 0; j < m; ++j) {
-      double c = 0;
-      for (int i = 0; i < m; ++i) c += std::abs(A[i + static_cast<std::size_t>(j) * m]);
-      eta = std::max(eta, c);
-    }
-    const auto& degrees = tenax::detail::pade_degrees<double>();
-    const tenax::detail::PadeDegree* p = &degrees.back();
-    for (const auto& d : degrees)
-      if (eta <= d.theta) {
-        p = &d;
-        break;
-      }
-    const int s = p == &degrees.back() && eta > p->theta ? static_cast<int>(std::ceil(std::log2(eta / p->theta))) : 0;
+    const auto [p, s] = pade_choice(A, m);
     const double scale = std::ldexp(1.0, -s);
     for (std::size_t k = 0; k < mm_; ++k) X_[k] = A[k] * scale, dX_[k] = E[k] * scale;
     auto b = [&](int j) { return p->b[static_cast<std::size_t>(j)]; };
