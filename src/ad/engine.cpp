@@ -5,8 +5,11 @@
 
 #include "tenax/ad/anomaly.hpp"
 
+#include <cstdint>
+#include <deque>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "tenax/ad/mode.hpp"
 #include "tenax/ops/binary/add.hpp"
@@ -48,28 +51,55 @@ std::uint64_t next_pass() {
   return ++pass;
 }
 
-// Set while this thread runs a pass: the scratch (in the nodes, and the thread's work lists) is
-// the pass's, so a pass cannot start inside another one on the same thread.
-thread_local bool in_pass = false;
+// The passes this thread is running, outermost first. A pass may start inside another one (a rule
+// that differentiates a graph of its own: custom rules by transposition, checkpoint's recomputation,
+// ad/custom.hpp) when it stops at requested inputs; it then leaves alone every node the enclosing
+// passes visited. Those nodes existed before the inner graph's inputs were made, so none of them
+// leads to those inputs, and the enclosing passes' scratch in them stays intact.
+thread_local std::vector<std::uint64_t> active_passes;
+
+struct PassWork {
+  std::vector<Node*> order;
+  std::vector<std::pair<Node*, std::size_t>> stack;
+  std::vector<Node*> ready;
+};
+
+// The work lists of the pass at a depth (a deque: the outer passes' lists stay where they are).
+PassWork& scratch_at(std::size_t depth) {
+  thread_local std::deque<PassWork> pool;
+  while (pool.size() <= depth) pool.emplace_back();
+  return pool[depth];
+}
 
 class PassScope {
  public:
-  PassScope() { in_pass = true; }
-  ~PassScope() { in_pass = false; }
+  explicit PassScope(std::uint64_t pass) { active_passes.push_back(pass); }
+  ~PassScope() { active_passes.pop_back(); }
   PassScope(const PassScope&) = delete;
   PassScope& operator=(const PassScope&) = delete;
 };
+
+bool visited_by_enclosing_pass(const Node* n) {
+  for (std::size_t i = 0; i + 1 < active_passes.size(); ++i)
+    if (n->visit == active_passes[i]) return true;
+  return false;
+}
 
 }  // namespace
 
 std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
   TENAX_CHECK(req.roots.size() == req.root_grads.size(), "backward", "internal error: ", req.roots.size(),
               " roots and ", req.root_grads.size(), " cotangents");
-  TENAX_CHECK(!in_pass, "backward", "a backward pass cannot start inside another one on the same thread");
-  std::lock_guard<std::recursive_mutex> lock(engine_mutex());
-  const PassScope scope;
-  const std::uint64_t pass = next_pass();
   const bool accumulate_leaves = req.inputs.empty();
+  TENAX_CHECK(active_passes.empty() || !accumulate_leaves, "backward",
+              "a backward pass inside another one (a derivative rule calling backward()) must ask for the gradients "
+              "of given inputs (grad, vjp), not accumulate into leaves");
+  std::lock_guard<std::recursive_mutex> lock(engine_mutex());
+  const std::uint64_t pass = next_pass();
+  const PassScope scope(pass);
+  const bool nested_pass = active_passes.size() > 1;
+  PassWork& work = scratch_at(active_passes.size() - 1);
+  auto in_this_pass = [pass](const Node* n) { return n->visit == pass; };
 
   // Stop nodes: the producers of the requested inputs.
   SmallVec<Node*, 4> stops;
@@ -82,12 +112,13 @@ std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
   };
 
   // Depth-first collection with post-order "needed" marking.
-  thread_local std::vector<Node*> order;
-  thread_local std::vector<std::pair<Node*, std::size_t>> stack;
+  std::vector<Node*>& order = work.order;
+  std::vector<std::pair<Node*, std::size_t>>& stack = work.stack;
   order.clear();
   stack.clear();
   auto visit = [&](Node* n) {
     if (!n || n->visit == pass) return;
+    if (nested_pass && visited_by_enclosing_pass(n)) return;  // (see active_passes)
     n->visit = pass;
     n->pending = 0;
     n->needed = false;
@@ -111,7 +142,7 @@ std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
       bool needed = accumulate_leaves ? done->is_leaf() : is_stop(done);
       if (!is_stop(done))
         for (const auto& e : done->next)
-          if (e.node && e.node->needed) needed = true;
+          if (e.node && in_this_pass(e.node.get()) && e.node->needed) needed = true;
       done->needed = needed;
       order.push_back(done);
     }
@@ -120,11 +151,12 @@ std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
   for (Node* n : order) {
     if (!n->needed || is_stop(n)) continue;
     for (const auto& e : n->next)
-      if (e.node && e.node->needed) ++e.node->pending;
+      if (e.node && in_this_pass(e.node.get()) && e.node->needed) ++e.node->pending;
   }
 
   for (std::size_t i = 0; i < req.roots.size(); ++i) {
     Node* n = req.roots[i]->grad_fn.get();
+    if (!in_this_pass(n)) continue;  // a node of an enclosing pass: it cannot lead to the inputs
     accumulate(n->buffer[req.roots[i]->output_nr], req.root_grads[i]);
   }
 
@@ -136,7 +168,7 @@ std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
     InBackward() { detail::mode().in_backward = true; }
     ~InBackward() { detail::mode().in_backward = prev; }
   } in_backward;
-  thread_local std::vector<Node*> ready;
+  std::vector<Node*>& ready = work.ready;
   ready.clear();
   for (const auto& r : req.roots) {
     Node* n = r->grad_fn.get();
@@ -167,7 +199,7 @@ std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
     if (!n->is_leaf()) n->buffer.clear();
     for (std::size_t k = 0; k < n->next.size(); ++k) {
       Node* child = n->next[k].node.get();
-      if (!child || !child->needed) continue;
+      if (!child || !in_this_pass(child) || !child->needed) continue;
       if (k < gin.size() && gin[k]) accumulate(child->buffer[n->next[k].output_nr], gin[k]);
       if (--child->pending == 0) ready.push_back(child);
     }

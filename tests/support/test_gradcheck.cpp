@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "support/failures.hpp"
 #include "support/gradcheck.hpp"
 
 namespace tx = tenax;
@@ -121,19 +122,7 @@ struct Call {
 
 }  // namespace
 
-// The failure messages expect_ad (or any statement) reports, intercepted.
-template <class Fn>
-std::string failures_of(Fn fn) {
-  ::testing::TestPartResultArray results;
-  {
-    ::testing::ScopedFakeTestPartResultReporter r(
-        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
-    fn();
-  }
-  std::string all;
-  for (int i = 0; i < results.size(); ++i) all += std::string(results.GetTestPartResult(i).message()) + "\n---\n";
-  return all;
-}
+using tx::testing::failures_of;
 bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
 TEST(GradCheck, CorrectOpsPass) {

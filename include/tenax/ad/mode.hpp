@@ -58,17 +58,21 @@ class GradModeGuard {
 inline bool is_grad_enabled() { return detail::mode().grad_enabled; }
 
 namespace detail {
-// Turns forward-mode propagation off while a JVP rule computes tangents (a tensor has one tangent
-// slot; nested jvp takes another path, ad/functional.hpp).
-class ForwardOffGuard {
+// Sets forward-mode propagation in a scope: off while a JVP rule computes tangents (a tensor has one
+// tangent slot; nested jvp takes another path, ad/functional.hpp), back on where a rule evaluates a
+// function with its inputs' tangents (checkpoint's JVP, ad/checkpoint.hpp).
+template <bool On>
+class ForwardModeGuard {
  public:
-  ForwardOffGuard() : prev_(mode().fw_enabled) { mode().fw_enabled = false; }
-  ~ForwardOffGuard() { mode().fw_enabled = prev_; }
-  ForwardOffGuard(const ForwardOffGuard&) = delete;
-  ForwardOffGuard& operator=(const ForwardOffGuard&) = delete;
+  ForwardModeGuard() : prev_(mode().fw_enabled) { mode().fw_enabled = On; }
+  ~ForwardModeGuard() { mode().fw_enabled = prev_; }
+  ForwardModeGuard(const ForwardModeGuard&) = delete;
+  ForwardModeGuard& operator=(const ForwardModeGuard&) = delete;
 
  private:
   bool prev_;
 };
+using ForwardOffGuard = ForwardModeGuard<false>;
+using ForwardOnGuard = ForwardModeGuard<true>;
 }  // namespace detail
 }  // namespace tenax

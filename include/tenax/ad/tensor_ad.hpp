@@ -72,4 +72,11 @@ Tensor<T> Tensor<T>::detach() const {
   return Tensor(detail::shallow_copy(*impl_));
 }
 
+// x's value cut off from differentiation (JAX's stop_gradient): no gradient flows back through it and
+// it carries no tangent. The same as x.detach().
+template <Scalar T>
+Tensor<T> stop_gradient(const Tensor<T>& x) {
+  return x.detach();
+}
+
 }  // namespace tenax

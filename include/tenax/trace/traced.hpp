@@ -49,53 +49,14 @@
 #include <vector>
 
 #include "tenax/ad/functional.hpp"
+#include "tenax/ad/jacobian.hpp"
+#include "tenax/ad/structure.hpp"
 #include "tenax/trace/graph.hpp"
 #include "tenax/trace/program.hpp"
 #include "tenax/trace/recorder.hpp"
 
 namespace tenax {
 namespace detail {
-
-// Flattening a result structure into its tensors (depth first, left to right) and back.
-template <class R>
-struct Structure;
-template <class T>
-struct Structure<Tensor<T>> {
-  static constexpr std::size_t size = 1;
-  static void flatten(const Tensor<T>& r, ImplPtr*& out) { *out++ = r.impl(); }
-  static Tensor<T> unflatten(const ImplPtr*& in) { return Tensor<T>(*in++); }
-  // Replaces each flattened tensor whose flag is set by a copy (flags and io advance together).
-  static void copy_flagged(const char*& flag, ImplPtr*& io) {
-    if (*flag++) *io = clone(Tensor<T>(*io)).impl();
-    ++io;
-  }
-};
-template <class... X>
-struct Structure<std::tuple<X...>> {
-  static constexpr std::size_t size = (std::size_t{0} + ... + Structure<X>::size);
-  static void flatten(const std::tuple<X...>& r, ImplPtr*& out) {
-    std::apply([&](const auto&... x) { (Structure<X>::flatten(x, out), ...); }, r);
-  }
-  static std::tuple<X...> unflatten(const ImplPtr*& in) { return std::tuple<X...>{Structure<X>::unflatten(in)...}; }
-  static void copy_flagged(const char*& flag, ImplPtr*& io) { (Structure<X>::copy_flagged(flag, io), ...); }
-};
-template <class A, class B>
-struct Structure<std::pair<A, B>> {
-  static constexpr std::size_t size = Structure<A>::size + Structure<B>::size;
-  static void flatten(const std::pair<A, B>& r, ImplPtr*& out) {
-    Structure<A>::flatten(r.first, out);
-    Structure<B>::flatten(r.second, out);
-  }
-  static std::pair<A, B> unflatten(const ImplPtr*& in) {
-    A a = Structure<A>::unflatten(in);
-    B b = Structure<B>::unflatten(in);
-    return {std::move(a), std::move(b)};
-  }
-  static void copy_flagged(const char*& flag, ImplPtr*& io) {
-    Structure<A>::copy_flagged(flag, io);
-    Structure<B>::copy_flagged(flag, io);
-  }
-};
 
 // Installs a tracer for a scope (trace() is not reentrant on one thread).
 class TracerScope {
@@ -252,6 +213,22 @@ auto value_and_grad(const Traced<R, T...>& g) {
 template <class R, Floating... T>
 auto grad(const Traced<R, T...>& g) {
   return g.derive([](const auto& s, const auto&... x) { return grad(s, x...); });
+}
+
+// The Jacobians and the Hessian of the graph's function (ad/jacobian.hpp), as graphs.
+template <class R, Floating... T>
+auto jacrev(const Traced<R, T...>& g) {
+  return g.derive([](const auto& s, const auto&... x) { return jacrev(s, x...); });
+}
+
+template <class R, Floating... T>
+auto jacfwd(const Traced<R, T...>& g) {
+  return g.derive([](const auto& s, const auto&... x) { return jacfwd(s, x...); });
+}
+
+template <class R, Floating... T>
+auto hessian(const Traced<R, T...>& g) {
+  return g.derive([](const auto& s, const auto&... x) { return hessian(s, x...); });
 }
 
 // (x, dx) -> (f(x), J dx), for a function of one input with one tensor output.

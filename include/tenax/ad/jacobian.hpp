@@ -1,0 +1,254 @@
+#pragma once
+// Full Jacobians and Hessians: jacrev, jacfwd, hessian (JAX's names and meaning).
+//
+// Layout (column-major, like every tenax tensor): the Jacobian of an output y with respect to an
+// input x has shape y.shape() ++ x.shape() and holds dy_i / dx_j at (i..., j...), so the Jacobian of
+// a map from n-vectors to m-vectors is the usual m x n matrix, and as an m x n matrix (m = y.numel(),
+// n = x.numel(), both flattened column-major) it is a reshape of the block. One input gives one
+// block per output tensor, several inputs a tuple of blocks (one per input); a result that is a
+// structure of tensors (tuples, pairs) gives that structure of these. A block has the output's dtype.
+//
+//   jacrev: one forward, then one reverse pass per output element (the rows J^H e_i);
+//   jacfwd: one forward-mode pass per input element (the columns J e_j). The primal is computed again
+//           in each pass: a tensor carries one tangent, and the ops' JVP rules take tangents of
+//           their primal's shape, so the basis directions are not pushed as one batch.
+//   hessian: jacrev of grad (one forward and backward recorded, then one reverse pass per input
+//           element through them); for f: R^n -> R an n x n matrix, for several inputs a tuple of
+//           tuples H[i][j] = d(grad_i)/dx_j.
+// Cost: jacrev m passes, jacfwd n passes; take jacrev for wide maps (m < n) and jacfwd for tall ones.
+//
+// Complex dtypes: the Jacobian is the complex-linear J with dy = J dx, which exists when f is
+// holomorphic in its complex inputs (a real input gives a complex output's J its real directions,
+// always well defined). jacfwd computes J e_j; jacrev computes each row from the pullbacks of e_i
+// (conj(J^H e_i), and for a real input also the pullback of i e_i, which gives the imaginary part).
+// For a function that is not holomorphic there is no such J and the two differ. A real output of a
+// complex input is never holomorphic (unless constant) and raises; so does hessian of a complex
+// input (differentiate its real and imaginary parts as real inputs, or use hvp).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tenax/ad/functional.hpp"
+#include "tenax/ad/structure.hpp"
+#include "tenax/ops/shape/cast.hpp"
+#include "tenax/ops/shape/concat.hpp"
+#include "tenax/ops/shape/reshape.hpp"
+#include "tenax/ops/unary/complex.hpp"
+#include "tenax/ops/unary/conj.hpp"
+
+namespace tenax {
+namespace detail {
+
+// The Jacobian's structure for a result Y and inputs Tensor<T>... (see the top of this file).
+template <class Y, class In>
+struct JacobianOf;
+template <class U, class... T>
+struct JacobianOf<Tensor<U>, std::tuple<T...>> {
+  using type = std::conditional_t<sizeof...(T) == 1, Tensor<U>, std::tuple<std::conditional_t<true, Tensor<U>, T>...>>;
+};
+template <class... Y, class In>
+struct JacobianOf<std::tuple<Y...>, In> {
+  using type = std::tuple<typename JacobianOf<Y, In>::type...>;
+};
+template <class A, class B, class In>
+struct JacobianOf<std::pair<A, B>, In> {
+  using type = std::pair<typename JacobianOf<A, In>::type, typename JacobianOf<B, In>::type>;
+};
+
+// A tensor of shape s with v at column-major index i and zeros elsewhere.
+template <class U>
+Tensor<U> unit_tensor(const Shape& s, std::int64_t i, U v, Device d) {
+  std::vector<U> h(static_cast<std::size_t>(numel_of(s)), U(0));
+  h[static_cast<std::size_t>(i)] = v;
+  return Tensor<U>::from_col_major(s, h, d);
+}
+
+// y.shape() ++ x.shape(), checked against the maximum rank.
+inline Shape block_shape(const char* op, const Shape& y, const Shape& x) {
+  TENAX_CHECK(y.size() + x.size() <= kMaxRank, op, "the Jacobian of an output of shape ", y,
+              " with respect to an input of shape ", x, " would have rank ", y.size() + x.size(),
+              ", above the maximum of ", kMaxRank, " (reshape them first)");
+  Shape s = y;
+  for (std::int64_t d : x) s.push_back(d);
+  return s;
+}
+
+inline void check_holomorphic(const char* op, DType in, DType out) {
+  auto complex_dtype = [](DType d) { return d == DType::C64 || d == DType::C128; };
+  TENAX_CHECK(!(complex_dtype(in) && !complex_dtype(out)), op, "a real output (", dtype_name(out),
+              ") of a complex input (", dtype_name(in),
+              ") has no complex-linear Jacobian; differentiate real and imaginary parts as real inputs");
+}
+
+// The block of rows (or columns) `parts` (each one of the m (n) vectors), stacked along `dim` into
+// an m x n matrix and reshaped to `shape`; zeros when none was reached.
+template <class U>
+ImplPtr assemble_block(std::vector<Tensor<U>>& parts, int dim, const Shape& shape, Device dev) {
+  if (parts.empty()) return Tensor<U>::zeros(shape, dev).impl();
+  return reshape(stack(parts, dim), shape).impl();
+}
+
+// Row i of the block d(yk)/d(x) from the pullbacks g (of e_i) and gi (of i e_i, only for a real x
+// and a complex output), flattened.
+template <class U, class T>
+Tensor<U> jacobian_row(const ImplPtr& g, const ImplPtr& gi, const Tensor<T>& x) {
+  const Shape flat{x.numel()};
+  auto as = [&](const ImplPtr& p) { return p ? reshape(Tensor<T>(p), flat) : Tensor<T>::zeros(flat, x.device()); };
+  if constexpr (is_complex_v<T>) {
+    return cast<U>(conj(as(g)));
+  } else if constexpr (is_complex_v<U>) {
+    using R = real_t<U>;
+    return complex(cast<R>(as(g)), cast<R>(as(gi)));
+  } else {
+    return cast<U>(as(g));
+  }
+}
+
+// The blocks d(yk)/d(x_j) for each input j, appended to `blocks`, by reverse passes over the
+// recorded yk (roots) to the inputs `ins`.
+template <class U, class... T>
+void jacrev_blocks(const Tensor<U>& yk, const std::tuple<Tensor<T>...>& xi,
+                   const std::array<ImplPtr, sizeof...(T)>& ins, bool nested, std::vector<ImplPtr>& blocks) {
+  constexpr std::size_t N = sizeof...(T);
+  TENAX_CHECK(yk.defined(), "jacrev", "the function returned an undefined tensor");
+  std::apply([&](const auto&... x) { (check_holomorphic("jacrev", x.impl()->dtype, dtype_traits<U>::value), ...); },
+             xi);
+  const std::int64_t m = yk.numel();
+  std::array<std::vector<Tensor<U>>, N> rows;
+  const bool imag_pass = is_complex_v<U> && (... || !is_complex_v<T>);
+  if (yk.tracks_grad()) {
+    std::array<bool, N> reached{};
+    for (std::int64_t i = 0; i < m; ++i) {
+      auto pull = [&](U v) {
+        const ImplPtr roots[] = {yk.impl()};
+        const ImplPtr seeds[] = {unit_tensor<U>(yk.shape(), i, v, yk.device()).impl()};
+        return run_backward({roots, seeds, ins, nested});
+      };
+      const std::vector<ImplPtr> g = pull(U(1));
+      std::vector<ImplPtr> gi(N);
+      if constexpr (is_complex_v<U>)
+        if (imag_pass) gi = pull(U(0, 1));
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (
+            [&] {
+              if (g[J] || gi[J]) reached[J] = true;
+              rows[J].push_back(jacobian_row<U>(g[J], gi[J], std::get<J>(xi)));
+            }(),
+            ...);
+      }
+      (std::index_sequence_for<T...>{});
+    }
+    for (std::size_t j = 0; j < N; ++j)
+      if (!reached[j]) rows[j].clear();
+  }
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    (blocks.push_back(
+         assemble_block(rows[J], 0, block_shape("jacrev", yk.shape(), std::get<J>(xi).shape()), yk.device())),
+     ...);
+  }
+  (std::index_sequence_for<T...>{});
+}
+
+}  // namespace detail
+
+// The Jacobian of f at x... by reverse mode (layout and conventions: the top of this file).
+template <class F, Floating... T>
+requires(sizeof...(T) > 0) auto jacrev(F&& f, const Tensor<T>&... x) {
+  constexpr std::size_t N = sizeof...(T);
+  auto [xi, y, nested] = detail::record_for_reverse(f, "jacrev", x...);
+  using Y = decltype(y);
+  static_assert(detail::TensorStructure<Y>, "jacrev: f must return a tensor, or tuples and pairs of tensors");
+  using J = typename detail::JacobianOf<Y, std::tuple<T...>>::type;
+  const std::array<detail::ImplPtr, N> ins = std::apply([](const auto&... t) { return std::array{t.impl()...}; }, xi);
+  std::vector<detail::ImplPtr> blocks;
+  blocks.reserve(detail::Structure<Y>::size * N);
+  detail::Structure<Y>::for_each(y, [&](const auto& yk) { detail::jacrev_blocks(yk, xi, ins, nested, blocks); });
+  return detail::unflatten_as<J>(blocks);
+}
+
+// The Jacobian of f at x... by forward mode (layout and conventions: the top of this file).
+template <class F, Floating... T>
+requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
+  constexpr std::size_t N = sizeof...(T);
+  const std::tuple<Tensor<T>...> xs{x...};
+  using Y = std::decay_t<std::invoke_result_t<F&, const Tensor<T>&...>>;
+  static_assert(detail::TensorStructure<Y>, "jacfwd: f must return a tensor, or tuples and pairs of tensors");
+  constexpr std::size_t K = detail::Structure<Y>::size;
+  using J = typename detail::JacobianOf<Y, std::tuple<T...>>::type;
+  // The columns J e_j of each output k and input j, and the outputs' shapes, dtypes and devices.
+  std::array<std::array<std::vector<detail::ImplPtr>, N>, K> cols;
+  std::array<detail::ImplPtr, K> ys{};
+  bool seen = false;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          const auto& xj = std::get<I>(xs);
+          TENAX_CHECK(xj.defined(), "jacfwd", "input ", I, " is undefined");
+          using Tj = typename std::remove_cvref_t<decltype(xj)>::value_type;
+          for (std::int64_t e = 0; e < xj.numel(); ++e) {
+            std::tuple<Tensor<T>...> dx;
+            std::get<I>(dx) = detail::unit_tensor<Tj>(xj.shape(), e, Tj(1), xj.device());
+            const auto [yv, dy] = jvp(f, xs, dx);
+            const auto flat = detail::flat_impls(dy);
+            if (!seen) ys = detail::flat_impls(yv), seen = true;
+            for (std::size_t k = 0; k < K; ++k) cols[k][I].push_back(flat[k]);
+          }
+        }(),
+        ...);
+  }
+  (std::index_sequence_for<T...>{});
+  if (!seen) {  // every input is empty: f once, for the outputs' shapes
+    NoGradGuard off;
+    ys = detail::flat_impls(std::apply(f, xs));
+  }
+  std::vector<detail::ImplPtr> blocks;
+  blocks.reserve(K * N);
+  const std::array<const detail::TensorImpl*, N> ins =
+      std::apply([](const auto&... t) { return std::array<const detail::TensorImpl*, N>{t.impl().get()...}; }, xs);
+  for (std::size_t k = 0; k < K; ++k) {
+    TENAX_CHECK(ys[k], "jacfwd", "the function returned an undefined tensor");
+    for (std::size_t j = 0; j < N; ++j) {
+      detail::check_holomorphic("jacfwd", ins[j]->dtype, ys[k]->dtype);
+      const Shape shape = detail::block_shape("jacfwd", ys[k]->shape, ins[j]->shape);
+      blocks.push_back(dispatch_floating(ys[k]->dtype, [&](auto z) {
+        using U = decltype(z);
+        std::vector<Tensor<U>> c;
+        c.reserve(cols[k][j].size());
+        for (const detail::ImplPtr& p : cols[k][j]) c.push_back(reshape(Tensor<U>(p), Shape{ys[k]->numel()}));
+        return detail::assemble_block(c, 1, shape, ys[k]->device);
+      }));
+    }
+  }
+  return detail::unflatten_as<J>(blocks);
+}
+
+// The Hessian of a real scalar-valued f at real x... (jacrev of grad; layout: the top of this file).
+template <class F, Floating... T>
+requires(sizeof...(T) > 0) auto hessian(F&& f, const Tensor<T>&... x) {
+  static_assert((... && !is_complex_v<T>),
+                "hessian: real inputs only (split a complex input into real and imaginary parts, or use hvp)");
+  return jacrev([&f](const Tensor<T>&... z) { return grad(f, z...); }, x...);
+}
+
+// The same, differentiating only the arguments I... (the others held fixed).
+template <class F, std::size_t... I, Floating... T>
+requires(sizeof...(T) > 0) auto jacrev(F&& f, Argnums<I...>, const Tensor<T>&... x) {
+  const std::tuple<Tensor<T>...> all{x...};
+  return jacrev(detail::select_args<I...>(f, all), std::get<I>(all)...);
+}
+template <class F, std::size_t... I, Floating... T>
+requires(sizeof...(T) > 0) auto jacfwd(F&& f, Argnums<I...>, const Tensor<T>&... x) {
+  const std::tuple<Tensor<T>...> all{x...};
+  return jacfwd(detail::select_args<I...>(f, all), std::get<I>(all)...);
+}
+template <class F, std::size_t... I, Floating... T>
+requires(sizeof...(T) > 0) auto hessian(F&& f, Argnums<I...>, const Tensor<T>&... x) {
+  const std::tuple<Tensor<T>...> all{x...};
+  return hessian(detail::select_args<I...>(f, all), std::get<I>(all)...);
+}
+
+}  // namespace tenax
