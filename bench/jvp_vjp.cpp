@@ -2,7 +2,8 @@
 // derivatives of scalar losses of qr, eigh, solve, lu, svd singular values, lstsq, eigvals and matrix_exp,
 // n = 2, 4, 8 and 256, 512 (1024 in the full profile). Cases, losses, inputs and checks:
 // jvp_vjp_cases.hpp (reusing large_ad's); the tenax losses, the reverse-mode floors and the call
-// counters: large_ad_tenax.hpp.
+// counters: large_ad_tenax.hpp. The Jacobian and Hessian rows (jacrev, jacfwd, hessian) of the same
+// suite: jvp_vjp_jacobian.cpp.
 //
 // Rows (name jvp_vjp/<case>_<jvp|vjp>/f64/<n>x<n>/<mode>, case qr, eigh, solve, lu, svd_s, lstsq,
 // eigvals, matrix_exp):

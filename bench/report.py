@@ -59,7 +59,8 @@ LARGE_AD_CASES = ["matmul", "solve", "qr", "eigh", "eigvalsh", "svdvals", "lu", 
 LARGE_AD_FLOOR_TARGET = 1.10  # BENCHMARKS.md: every AD row <= 1.10 x its provider floor, below the reference
 JVP_VJP_CASES = [
     f"{c}_{m}" for c in ["qr", "eigh", "solve", "lu", "svd_s", "lstsq", "eigvals", "matrix_exp"] for m in ["jvp", "vjp"]
-]
+] + ["solve_map_jacrev", "solve_map_jacfwd", "mlp_loss_jacfwd", "mlp_loss_hessian"]
+JAC_FLOOR_TARGET = 1.5  # Jacobian rows: eager and trace <= 1.5 x the floor of n single calls, <= torch.func
 JVP_VJP_FLOOR_TARGET = 1.10  # at n >= 256: eager and trace <= 1.10 x floor, trace <= eager
 # Provider routines counted per iteration by the large_ad rows (counters of the same names).
 ROUTINES = ["getrf", "getrs", "potrf", "geqrf", "orgqr", "syevd", "gesdd", "geev", "gemm", "trsm"]
@@ -428,17 +429,28 @@ AD_TABLE_INTRO = {
     "libtorch = forward-mode dual tensors (jvp) or autograd::grad (vjp); pytorch, jax = the same from "
     "Python (bench/ref_python/refs.py: forward-mode duals / autograd; jit(jvp), jit(vjp)). "
     "Targets: at n <= 8 eager <= 0.2 x and trace <= 0.1 x libtorch; at n >= 256 trace <= eager, "
-    f"eager and trace <= {JVP_VJP_FLOOR_TARGET:.2f} x floor.",
+    f"eager and trace <= {JVP_VJP_FLOOR_TARGET:.2f} x floor. "
+    "Jacobian rows (*_jacrev, *_jacfwd, *_hessian: bench/jvp_vjp_jacobian.cpp): floor = n single VJP, JVP or "
+    "HVP calls at their floors; pytorch = torch.func (functorch on 1.13), jax = jit(jacrev/jacfwd/hessian); "
+    f"targets eager and trace <= {JAC_FLOOR_TARGET:.1f} x floor and eager <= pytorch.",
 }
 
 
-def ad_targets(suite, n, eager_floor, eager_torch, trace_floor, trace_torch, trace_eager):
+def ad_targets(suite, n, eager_floor, eager_torch, trace_floor, trace_torch, trace_eager, case="", eager_pyt=None):
     """The BENCHMARKS.md targets of a large_ad / jvp_vjp row at size n, as 'what met|NOT met' texts."""
     tgt = []
 
     def met(ok):
         return "met" if ok else "NOT met"
 
+    if case.endswith(("_jacrev", "_jacfwd", "_hessian")):
+        if eager_floor is not None:
+            tgt.append(f"eager <= {JAC_FLOOR_TARGET:.1f} x floor {met(eager_floor <= JAC_FLOOR_TARGET)}")
+        if trace_floor is not None:
+            tgt.append(f"trace <= {JAC_FLOOR_TARGET:.1f} x floor {met(trace_floor <= JAC_FLOOR_TARGET)}")
+        if eager_pyt is not None:
+            tgt.append(f"eager <= pytorch {met(eager_pyt <= 1)}")
+        return tgt
     if n <= 8:
         if eager_torch is not None:
             tgt.append(f"eager <= 0.2 x libtorch {met(eager_torch <= 0.2)}")
@@ -509,7 +521,7 @@ def summarise_ad_table(rows, suite):
             n = 0
         qf, qt = ratio(eager, floor, "real"), ratio(eager, torch, "real")
         tf, tt, te = ratio(trace, floor, "real"), ratio(trace, torch, "real"), ratio(trace, eager, "real")
-        tgt = ad_targets(suite, n, qf, qt, tf, tt, te)
+        tgt = ad_targets(suite, n, qf, qt, tf, tt, te, key.split("/")[0], ratio(eager, pyt, "real"))
         calls = f"{calls_text(eager)}; {calls_text(floor)}"
         check = eager.label if eager is not None and eager.label and not eager.errors else "-"
         cells = [f"`{suite}/{key}`", median_cell(eager), median_cell(trace), median_cell(floor), median_cell(torch),

@@ -1002,6 +1002,120 @@ class MlpRow(Bench):
         return step, lambda: self._verify(last["loss"])
 
 
+# -- jvp_vjp Jacobian rows (bench/jvp_vjp_jacobian.cpp) --
+
+JAC_CASES = [("solve_map_jacrev", "64x64"), ("solve_map_jacfwd", "64x64"), ("mlp_loss_jacfwd", "16x8"),
+             ("mlp_loss_hessian", "16x8")]
+JAC_N = 64
+
+
+def torch_func():
+    """(jacrev, jacfwd, hessian) of torch.func (PyTorch >= 2.0), else of functorch (1.13)."""
+    try:
+        import torch.func as tf
+    except ImportError:
+        import functorch as tf
+    return tf.jacrev, tf.jacfwd, tf.hessian
+
+
+def jac_problem(case):
+    """(f, x, want) in numpy terms: the function's inputs and the closed-form result, as in
+    jvp_vjp_jacobian.cpp. solve_map: f(x) = solve(A, tanh(x)), A = well(64, 1), x = data((64,1), 2),
+    J = A^-1 diag(1 - tanh(x)^2) (64 x 1 x 64 x 1). mlp_loss: L(W) = mean((relu(x W + b0) - t)^2) of the
+    8x16->8 workload at W0: jacfwd gives dL/dW (16 x 8), hessian H (16 x 8 x 16 x 8) with
+    H[i,j,k,l] = 2/N sum_b x[b,i] x[b,k] m[b,j] delta_jl (m: the relu mask, N = 64)."""
+    if case.startswith("solve_map"):
+        A, x = well(JAC_N, SEED_A), data(JAC_N, 1, SEED_B)
+        y = np.tanh(x[:, 0])
+        J = np.linalg.solve(A, np.diag(1 - y * y))
+        return {"A": A}, x, J.reshape(JAC_N, 1, JAC_N, 1)
+    _, batch, din, dout, _, _ = MLP_CASES[0]
+    x, t, W0, b0 = mlp_values(batch, din, dout)
+    Z = x @ W0 + b0
+    m = (Z > 0).astype(np.float64)
+    N = batch * dout
+    if case == "mlp_loss_jacfwd":
+        want = 2.0 / N * x.T @ ((np.maximum(Z, 0) - t) * m)
+    else:
+        want = np.zeros((din, dout, din, dout))
+        for j in range(dout):
+            want[:, j, :, j] = 2.0 / N * (x * m[:, j:j + 1]).T @ x
+    return {"x": x, "t": t, "b": b0}, W0, want
+
+
+class JacobianRow(Bench):
+    """jvp_vjp/<case>/f64/<size>/{pytorch,jax}: the full Jacobian or Hessian of jac_problem's
+    function. PyTorch: torch.func (functorch on 1.13) jacrev / jacfwd / hessian, called on the
+    function each timed step (eager, as tenax's eager row); JAX: jax.jit of jax.jacrev / jacfwd /
+    hessian, compiled outside the timing. Checked: the result against the closed form (1e-12
+    relative, max norm) and the two frameworks against each other through it."""
+
+    def __init__(self, name, fw, case):
+        super().__init__(name, fw)
+        self.case = case
+
+    def _fn(self):
+        consts, x0, want = jac_problem(self.case)
+        kind = self.case.rsplit("_", 1)[1]
+        if self.fw == "pytorch":
+            jacrev, jacfwd, hessian = torch_func()
+            T = {k: torch.from_numpy(v.copy()) for k, v in consts.items()}
+            if self.case.startswith("solve_map"):
+
+                def f(v):
+                    return torch.linalg.solve(T["A"], torch.tanh(v))
+
+            else:
+
+                def f(W):
+                    return (torch.relu(T["x"] @ W + T["b"]) - T["t"]).pow(2).mean()
+
+            tr = {"jacrev": jacrev, "jacfwd": jacfwd, "hessian": hessian}[kind]
+            x = torch.from_numpy(x0.copy())
+            return (lambda: tr(f)(x)), (lambda r: r.detach().numpy()), want
+        J = {k: jnp.asarray(v) for k, v in consts.items()}
+        if self.case.startswith("solve_map"):
+
+            def f(v):
+                return jnp.linalg.solve(J["A"], jnp.tanh(v))
+
+        else:
+
+            def f(W):
+                return jnp.mean(jnp.square(jax.nn.relu(J["x"] @ W + J["b"]) - J["t"]))
+
+        tr = {"jacrev": jax.jacrev, "jacfwd": jax.jacfwd, "hessian": jax.hessian}[kind]
+        g = jax.jit(tr(f))
+        x = jnp.asarray(x0)
+        jax.block_until_ready(g(x))  # compile outside the timing
+        return (lambda: jax.block_until_ready(g(x))), (lambda r: np.asarray(r)), want
+
+    def _verify(self, got, want):
+        if got.shape != want.shape:
+            return f"{self.fw} {self.name}: result of shape {got.shape}, expected {want.shape}"
+        err = float(np.max(np.abs(got - want))) / max(float(np.max(np.abs(want))), 1e-300)
+        if not err <= 1e-12:
+            return f"{self.fw} {self.name}: differs from the closed form by {num(err)} (relative, max norm)"
+        return ""
+
+    def check(self):
+        def run():
+            step, read, want = self._fn()
+            err = self._verify(read(step()), want)
+            return (err, "" if err else "matches the closed form")
+
+        return checked(("jacobian", self.fw, self.case), f"{self.fw} {self.name}", run)
+
+    def prepare(self):
+        step, read, want = self._fn()
+        last = {}
+
+        def timed():
+            last["out"] = step()
+
+        return timed, lambda: self._verify(read(last["out"]), want)
+
+
 def all_rows(suites, frameworks):
     rows = []
     for fw in frameworks:
@@ -1015,6 +1129,8 @@ def all_rows(suites, frameworks):
                     for mode in ("jvp", "vjp"):
                         name = f"jvp_vjp/{case}_{mode}/f64/{n}x{n}/{fw}"
                         rows.append(JvpVjpRow(name, fw, case, mode, n, frameworks))
+            for case, size in JAC_CASES:
+                rows.append(JacobianRow(f"jvp_vjp/{case}/f64/{size}/{fw}", fw, case))
         if "overhead" in suites:
             for recorded in (True, False):
                 mode = f"{fw}_{'recorded' if recorded else 'unrecorded'}"

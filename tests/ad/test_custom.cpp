@@ -62,6 +62,21 @@ TEST(Custom, OneRuleGivenTheOtherTransposed) {
   expect_close(tx::hvp(f(lse_v), x, d), tx::hvp(f(lse), x, d), 1e-13, "custom_vjp's hvp");
 }
 
+TEST(Custom, ComplexRulesAndTheirTranspositions) {
+  // exp with its rules in tenax's complex convention (the VJP conjugates the derivative), and each
+  // rule alone with the other transposed: the harness checks all three on complex input.
+  auto fwd = [](const auto& z) { return tx::exp(z); };
+  auto jvp = [](const auto&, const auto& y, const auto& dz) { return tx::mul(dz, y); };
+  auto vjp = [](const auto&, const auto& y, const auto& g) { return tx::mul(g, tx::conj(y)); };
+  const auto both = tx::custom_op("cexp", fwd, jvp, vjp);
+  const auto from_vjp = tx::custom_vjp("cexp_v", fwd, vjp);
+  const auto from_jvp = tx::custom_jvp("cexp_j", fwd, jvp);
+  const auto z = tx::Tensor<tx::c128>::randn({3}, 26);
+  expect_ad([&](const auto& v) { return both(v); }, z);
+  expect_ad([&](const auto& v) { return from_vjp(v); }, z);
+  expect_ad([&](const auto& v) { return from_jvp(v); }, z);
+}
+
 TEST(Custom, TheHarnessCatchesAWrongRule) {
   const auto bad =
       tx::custom_op("logsumexp_bad_vjp", lse_forward, lse_jvp, [](const auto& x, const auto& y, const auto& g) {

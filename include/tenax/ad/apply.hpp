@@ -12,9 +12,11 @@
 // rules see undefined Tensors for zero tangents/cotangents (symbolic zeros). Ops whose rules do not
 // read the outputs declare `static constexpr bool saves_outputs = false;`.
 #include <array>
+#include <memory>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tenax/ad/anomaly.hpp"
 #include "tenax/ad/mode.hpp"
@@ -253,6 +255,65 @@ class OpNode final : public Node {
   OutTup saved_;
 };
 
+// Runs Op::jvp on the inputs' tangents (their tangent slots) and puts the results in the outputs'
+// slots (and, with a tape node, its saved outputs'). The rule reads the outputs through `seen`:
+// copies that keep their place on the tape but hold no tangent (without_tangents), so the tangent's
+// graph reaches the node (reverse over forward) without a cycle. reset: an output whose tangent is
+// now zero loses the one it had (a replay, below).
+template <class Op, class InTup, class OutTup, class NodeT>
+void push_tangents(const Op& op, const InTup& inputs, const OutTup& outs, const OutTup& seen, NodeT* node, bool reset) {
+  constexpr std::size_t NO = tuple_n<OutTup>;
+  JvpCtx<InTup, OutTup> ctx{inputs, seen, {}};
+  auto set_tangent = [](auto& dst, const auto& src) {
+    if (src.impl()->tangent) dst = std::remove_cvref_t<decltype(dst)>(src.impl()->tangent);
+  };
+  std::apply([&](auto&... d) { std::apply([&](const auto&... s) { (set_tangent(d, s), ...); }, ctx.in); }, ctx.tin);
+  ForwardOffGuard f;
+  auto t = as_tuple(op.jvp(ctx));
+  static_assert(tuple_n<decltype(t)> == NO, "jvp must return one tangent per output");
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          const auto& ti = std::get<I>(t);
+          const auto& oi = std::get<I>(outs);
+          if (ti.defined() && oi.defined()) {
+            check_rule_result(Op::name, "jvp tangent", ti.impl(), *oi.impl());
+            oi.impl()->tangent = ti.impl();
+            // The node keeps the tangent's value only (its graph holds the node).
+            if constexpr (saves_outputs<Op>() && !std::is_void_v<NodeT>)
+              if (node && std::get<I>(node->saved()).defined())
+                std::get<I>(node->saved()).impl()->tangent = shallow_copy(*ti.impl());
+          } else if (reset && oi.defined()) {
+            oi.impl()->tangent.reset();
+          }
+        }(),
+        ...);
+  }
+  (std::make_index_sequence<NO>{});
+}
+
+// Forward-mode steps recorded for replay (jacfwd's linearization, ad/jacobian.hpp): while
+// ModeState::tangent_replay points at one, every op application that propagates tangents (outside
+// the JVP rules themselves) is kept with its inputs and outputs, so that its rule can run again
+// after the inputs' tangents change: the tangents of a new direction without recomputing the primal.
+struct TangentStep {
+  virtual ~TangentStep() = default;
+  virtual void run() const = 0;
+};
+struct TangentReplay {
+  std::vector<std::unique_ptr<TangentStep>> steps;
+  bool usable = true;  // false once a backward pass applied an op while recording (not replayable)
+};
+template <class Op, class InTup, class OutTup>
+struct ReplayedOp final : TangentStep {
+  ReplayedOp(const Op& o, InTup i, OutTup r, OutTup s)
+      : op(o), in(std::move(i)), out(std::move(r)), seen(std::move(s)) {}
+  void run() const override { push_tangents<Op, InTup, OutTup, void>(op, in, out, seen, nullptr, true); }
+  Op op;
+  InTup in;
+  OutTup out, seen;
+};
+
 // Anomaly mode: checks an op application's outputs (ad/anomaly.hpp).
 template <class R, class... In>
 void anomaly_forward(const char* op, const R& r, const In&... in) {
@@ -335,34 +396,24 @@ auto apply(const Op& op, const In&... in) {
 
   if (fw) {
     const InTup inputs(in...);
-    // The rule reads the outputs through copies that keep their place on the tape but hold no
-    // tangent: the tangent's graph reaches this node (reverse over forward) without a cycle.
+    auto* replay = static_cast<TangentReplay*>(m.tangent_replay);
     const OutTup seen = without_tangents(outs);
-    JvpCtx<InTup, OutTup> ctx{inputs, seen, {}};
-    auto set_tangent = [](auto& dst, const auto& src) {
-      if (src.impl()->tangent) dst = std::remove_cvref_t<decltype(dst)>(src.impl()->tangent);
-    };
-    std::apply([&](auto&... d) { std::apply([&](const auto&... s) { (set_tangent(d, s), ...); }, ctx.in); }, ctx.tin);
-    ForwardOffGuard f;
-    auto t = as_tuple(op.jvp(ctx));
-    static_assert(tuple_n<decltype(t)> == NO, "jvp must return one tangent per output");
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (
-          [&] {
-            const auto& ti = std::get<I>(t);
-            const auto& oi = std::get<I>(outs);
-            if (ti.defined() && oi.defined()) {
-              check_rule_result(Op::name, "jvp tangent", ti.impl(), *oi.impl());
-              oi.impl()->tangent = ti.impl();
-              // The node keeps the tangent's value only (its graph holds the node).
-              if constexpr (saves_outputs<Op>())
-                if (node && std::get<I>(node->saved()).defined())
-                  std::get<I>(node->saved()).impl()->tangent = shallow_copy(*ti.impl());
-            }
-          }(),
-          ...);
+    if (!replay) [[likely]] {
+      push_tangents(op, inputs, outs, seen, node, false);
+    } else {
+      // The rule's own ops are not steps: the step runs the rule again.
+      struct Pause {
+        ModeState& m;
+        void* prev;
+        ~Pause() { m.tangent_replay = prev; }
+      } pause{m, m.tangent_replay};
+      m.tangent_replay = nullptr;
+      push_tangents(op, inputs, outs, seen, node, false);
+      if (m.in_backward)
+        replay->usable = false;
+      else
+        replay->steps.push_back(std::make_unique<ReplayedOp<Op, InTup, OutTup>>(op, inputs, outs, seen));
     }
-    (std::make_index_sequence<NO>{});
   }
   return r;
 }

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -121,9 +122,12 @@ void check_scalar_loss(const Y& y) {
 // dL/dRe x + i dL/dIm x (PyTorch's convention, docs/MATH.md section 0).
 template <class F, Floating... T>
 requires(sizeof...(T) > 0) auto value_and_grad(F&& f, const Tensor<T>&... x) {
-  auto [xi, y, nested] = detail::record_for_reverse(f, "grad", x...);
+  auto rec = detail::record_for_reverse(f, "grad", x...);
+  const auto& xi = std::get<0>(rec);
+  const auto& y = std::get<1>(rec);
+  const bool nested = std::get<2>(rec);
   detail::check_scalar_loss(y);
-  using Y = decltype(y);
+  using Y = std::remove_cvref_t<decltype(y)>;
   std::vector<detail::ImplPtr> res(sizeof...(T));
   if (y.tracks_grad()) {
     const detail::ImplPtr roots[] = {y.impl()};
@@ -214,8 +218,11 @@ requires(sizeof...(T) > 0) auto grad(F&& f, Argnums<I...> a, const Tensor<T>&...
 template <class F, Floating... T>
 requires(sizeof...(T) > 0) auto vjp(F&& f, const Tensor<T>&... x) {
   constexpr std::size_t N = sizeof...(T);
-  auto [xi, y, nested] = detail::record_for_reverse(f, "vjp", x...);
-  using Y = decltype(y);
+  auto rec = detail::record_for_reverse(f, "vjp", x...);
+  const auto& xi = std::get<0>(rec);
+  const auto& y = std::get<1>(rec);
+  const bool nested = std::get<2>(rec);
+  using Y = std::remove_cvref_t<decltype(y)>;
   static_assert(detail::TensorStructure<Y>, "vjp: f must return a tensor, or tuples and pairs of tensors");
   const auto ys = detail::flat_impls(y);
   for (const detail::ImplPtr& p : ys) TENAX_CHECK(p, "vjp", "the function returned an undefined tensor");
@@ -224,21 +231,24 @@ requires(sizeof...(T) > 0) auto vjp(F&& f, const Tensor<T>&... x) {
   const std::array<Device, N> devs{x.device()...};
   auto pullback = [ins, ys, nested, shapes, devs](const Y& gy) -> detail::PerInput<T...> {
     const auto gs = detail::flat_impls(gy);
-    std::vector<detail::ImplPtr> roots, seeds;
+    std::array<detail::ImplPtr, detail::Structure<Y>::size> roots, seeds;  // (no allocation per call)
+    std::size_t count = 0;
     bool seeds_recorded = false;
     for (std::size_t k = 0; k < ys.size(); ++k) {
       TENAX_CHECK(gs[k] ? gs[k]->shape == ys[k]->shape : !detail::is_tensor<Y>::value, "vjp", "cotangent ",
                   ys.size() > 1 ? std::to_string(k) + " " : std::string(), "of shape ",
                   gs[k] ? to_string(gs[k]->shape) : std::string("undefined"), " for an output of shape ", ys[k]->shape);
       if (!gs[k] || !ys[k]->requires_grad) continue;
-      roots.push_back(ys[k]);
-      seeds.push_back(gs[k]);
+      roots[count] = ys[k];
+      seeds[count++] = gs[k];
       seeds_recorded = seeds_recorded || gs[k]->requires_grad;
     }
-    std::vector<detail::ImplPtr> res(N);
-    if (!roots.empty())
-      res = detail::run_backward(
-          {roots, seeds, ins, nested || detail::inside_transform() || (seeds_recorded && is_grad_enabled())});
+    std::vector<detail::ImplPtr> res;
+    if (count > 0)
+      res = detail::run_backward({std::span<const detail::ImplPtr>(roots.data(), count),
+                                  std::span<const detail::ImplPtr>(seeds.data(), count), ins,
+                                  nested || detail::inside_transform() || (seeds_recorded && is_grad_enabled())});
+    res.resize(N);
     auto g = [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::tuple<Tensor<T>...>{res[I] ? Tensor<T>(res[I]) : Tensor<T>::zeros(shapes[I], devs[I])...};
     }

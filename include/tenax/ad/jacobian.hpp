@@ -9,9 +9,12 @@
 // structure of tensors (tuples, pairs) gives that structure of these. A block has the output's dtype.
 //
 //   jacrev: one forward, then one reverse pass per output element (the rows J^H e_i);
-//   jacfwd: one forward-mode pass per input element (the columns J e_j). The primal is computed again
-//           in each pass: a tensor carries one tangent, and the ops' JVP rules take tangents of
-//           their primal's shape, so the basis directions are not pushed as one batch.
+//   jacfwd: one forward-mode pass per input element (the columns J e_j). At the top level (nothing
+//           differentiates the Jacobian, no enclosing jvp) the first pass records its forward-mode
+//           steps and the other directions replay only their JVP rules on the kept primal values
+//           (a linearization: no primal recomputed); elsewhere, or when f runs a backward pass of
+//           its own, each direction is a full jvp. The directions are not pushed as one batch: a
+//           tensor carries one tangent of its primal's shape, and the JVP rules assume it.
 //   hessian: jacrev of grad (one forward and backward recorded, then one reverse pass per input
 //           element through them); for f: R^n -> R an n x n matrix, for several inputs a tuple of
 //           tuples H[i][j] = d(grad_i)/dx_j.
@@ -159,8 +162,11 @@ void jacrev_blocks(const Tensor<U>& yk, const std::tuple<Tensor<T>...>& xi,
 template <class F, Floating... T>
 requires(sizeof...(T) > 0) auto jacrev(F&& f, const Tensor<T>&... x) {
   constexpr std::size_t N = sizeof...(T);
-  auto [xi, y, nested] = detail::record_for_reverse(f, "jacrev", x...);
-  using Y = decltype(y);
+  auto rec = detail::record_for_reverse(f, "jacrev", x...);
+  const auto& xi = std::get<0>(rec);
+  const auto& y = std::get<1>(rec);
+  const bool nested = std::get<2>(rec);
+  using Y = std::remove_cvref_t<decltype(y)>;
   static_assert(detail::TensorStructure<Y>, "jacrev: f must return a tensor, or tuples and pairs of tensors");
   using J = typename detail::JacobianOf<Y, std::tuple<T...>>::type;
   const std::array<detail::ImplPtr, N> ins = std::apply([](const auto&... t) { return std::array{t.impl()...}; }, xi);
@@ -183,13 +189,61 @@ requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
   std::array<std::array<std::vector<detail::ImplPtr>, N>, K> cols;
   std::array<detail::ImplPtr, K> ys{};
   bool seen = false;
+  // Linearize once per input, then replay the recorded tangent steps per direction, where f's
+  // forward-mode pass can be replayed: at the top level (nothing differentiates the Jacobian, no
+  // enclosing jvp) and when f runs no backward pass itself (detail::TangentReplay).
+  bool replayable = detail::forward_depth() == 0 && !detail::inside_transform();
+  std::apply([&](const auto&... t) { ((replayable = replayable && t.defined() && !t.tracks_grad()), ...); }, xs);
+  auto add_columns = [&](const auto& yv, auto tangent_of) {
+    const auto flat = detail::flat_impls(yv);
+    if (!seen) ys = flat, seen = true;
+    return [&, flat, tangent_of](std::size_t input) {
+      for (std::size_t k = 0; k < K; ++k) cols[k][input].push_back(tangent_of(flat[k]));
+    };
+  };
+  auto tangent_or_zeros = [](const detail::ImplPtr& y) {
+    return y->tangent ? y->tangent : dispatch_floating(y->dtype, [&](auto z) {
+      using U = decltype(z);
+      return Tensor<U>::zeros(y->shape, y->device).impl();
+    });
+  };
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (
         [&] {
           const auto& xj = std::get<I>(xs);
           TENAX_CHECK(xj.defined(), "jacfwd", "input ", I, " is undefined");
           using Tj = typename std::remove_cvref_t<decltype(xj)>::value_type;
-          for (std::int64_t e = 0; e < xj.numel(); ++e) {
+          std::int64_t e = 0;
+          if (replayable && xj.numel() > 0) {
+            // The first direction's pass, its forward-mode steps recorded.
+            std::tuple<Tensor<T>...> xt = std::apply(
+                [](const auto&... t) { return std::tuple<Tensor<T>...>{Tensor<T>(detail::tape_copy(*t.impl()))...}; },
+                xs);
+            Tensor<Tj>& v = std::get<I>(xt);
+            v.impl()->tangent = detail::unit_tensor<Tj>(xj.shape(), 0, Tj(1), xj.device()).impl();
+            detail::TangentReplay replay;
+            const Y y = [&] {
+              struct Scope {
+                detail::ModeState& m = detail::mode();
+                void* prev = m.tangent_replay;
+                ~Scope() { m.tangent_replay = prev; }
+              } scope;
+              scope.m.tangent_replay = &replay;
+              detail::ForwardScope fscope;
+              return std::apply(f, xt);
+            }();
+            auto push = add_columns(y, tangent_or_zeros);
+            push(I);
+            e = 1;
+            if (replay.usable) {
+              for (; e < xj.numel(); ++e) {
+                v.impl()->tangent = detail::unit_tensor<Tj>(xj.shape(), e, Tj(1), xj.device()).impl();
+                for (const auto& step : replay.steps) step->run();
+                push(I);
+              }
+            }
+          }
+          for (; e < xj.numel(); ++e) {
             std::tuple<Tensor<T>...> dx;
             std::get<I>(dx) = detail::unit_tensor<Tj>(xj.shape(), e, Tj(1), xj.device());
             const auto [yv, dy] = jvp(f, xs, dx);

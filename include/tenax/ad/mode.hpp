@@ -12,6 +12,7 @@ struct ModeState {
   bool grad_enabled = true;           // record reverse-mode nodes
   bool fw_enabled = true;             // propagate forward-mode tangents
   void* tracer = nullptr;             // trace mode hook: non-null while a function is being traced
+  void* tangent_replay = nullptr;     // jacfwd's linearization: forward-mode steps recorded (ad/apply.hpp)
   bool in_backward = false;           // the engine is running derivative rules (ad/engine.hpp)
   bool anomaly = anomaly_from_env();  // anomaly mode (ad/anomaly.hpp): check outputs for NaN/Inf
   bool anomaly_stacks = true;         // ... and capture each recorded op's call stack
