@@ -189,6 +189,12 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{tall.solution, tall.residuals, tall.rank,           tall.singular_values,
                            wide.solution, wide.residuals, wide.singular_values};
        })},
+      {"log_softmax", outputs_of([=](Device d) {
+         return std::tuple{log_softmax(signed_x(d), 0), log_softmax(signed_x(d), -1)};
+       })},
+      {"logsumexp", outputs_of([=](Device d) {
+         return std::tuple{logsumexp(signed_x(d)), logsumexp(signed_x(d), {1}), logsumexp(signed_x(d), {0}, true)};
+       })},
       {"lu", outputs_of([](Device d) {
          return la::lu(real_in({4, 4, 2}, 23, d, -1, 1));
        })},
@@ -294,6 +300,9 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{la::solve_triangular(L, rhs(d), false),
                            la::solve_triangular(L.mT(), rhs(d).mT(), true, false, false, la::Trans::T)};
        })},
+      {"softmax", outputs_of([=](Device d) {
+         return std::tuple{softmax(signed_x(d), 0), softmax(signed_x(d), 1)};
+       })},
       {"sqrt", outputs_of([=](Device d) { return sqrt(x(d)); })},
       {"square", outputs_of([=](Device d) { return square(x(d)); })},
       {"squeeze", outputs_of([](Device d) {
@@ -303,6 +312,10 @@ inline std::vector<OpCall> every_op_calls() {
          return stack<double>({x(d), y(d)}, 2);
        })},
       {"sub", outputs_of([=](Device d) { return sub(x(d), y(d)); })},
+      {"std", outputs_of([=](Device d) {
+         return std::tuple{tenax::std(signed_x(d)), tenax::std(signed_x(d), {1}, 0.0, true),
+                           tenax::std(complex_in({3, 2}, 19, d), {0})};
+       })},
       {"sum", outputs_of([=](Device d) {
          return std::tuple{sum(x(d)), sum(x(d), {0}, true)};
        })},
@@ -335,6 +348,10 @@ inline std::vector<OpCall> every_op_calls() {
          return triu(real_in({4, 4}, 32, d), 1);
        })},
       {"unsqueeze", outputs_of([=](Device d) { return unsqueeze(x(d), 1); })},
+      {"var", outputs_of([=](Device d) {
+         return std::tuple{var(signed_x(d)), var(signed_x(d), {0}, 2.0),
+                           var(complex_in({3, 2}, 20, d), {0, 1}, 0.0, true)};
+       })},
       {"vector_norm", outputs_of([=](Device d) {
          return std::tuple{la::vector_norm(signed_x(d)),
                            la::vector_norm(signed_x(d), 1.0, {0}),
