@@ -245,6 +245,31 @@ TEST(Cuda, GradientsJvpAndSecondOrderMatchTheCpu) {
   expect_device_close(hd, hc, 1e-11, "hvp");
 }
 
+// The AD transforms on the device: Jacobians (jacrev, jacfwd with its replayed linearization),
+// a Hessian, a custom op with one rule transposed, and checkpoint, against the CPU.
+TEST(Cuda, TransformsMatchTheCpu) {
+  REQUIRE_GPU();
+  const auto A = input<double>({4, 4}, 81, -1, 1), x = input<double>({4, 2}, 82, -1, 1);
+  const auto Ad = A.to(gpu), xd = x.to(gpu);
+  auto f = [&](const Tensor<double>& v) {
+    const auto& M = v.device() == gpu ? Ad : A;
+    return tx::linalg::solve(tx::add(M, tx::mul(Tensor<double>::eye(4, 4, v.device()), 4.0)), tx::tanh(v));
+  };
+  expect_device_close(tx::jacrev(f, xd), tx::jacrev(f, x), 1e-12, "jacrev");
+  expect_device_close(tx::jacfwd(f, xd), tx::jacfwd(f, x), 1e-12, "jacfwd");
+  auto loss = [&](const Tensor<double>& v) { return tx::sum(tx::square(f(v))); };
+  expect_device_close(tx::hessian(loss, xd), tx::hessian(loss, x), 1e-11, "hessian");
+  const auto softplus = tx::custom_jvp(
+      "softplus", [](const Tensor<double>& v) { return tx::log1p(tx::exp(v)); },
+      [](const Tensor<double>& v, const Tensor<double>&, const Tensor<double>& dv) {
+        return tx::mul(dv, tx::sigmoid(v));
+      });
+  auto g = [&](const Tensor<double>& v) {
+    return tx::sum(tx::checkpoint([&](const Tensor<double>& u) { return softplus(tx::sin(u)); }, v));
+  };
+  expect_device_close(tx::grad(g, xd), tx::grad(g, x), 1e-12, "custom rule and checkpoint");
+}
+
 // A prepared program runs on the device, equals the eager device result bit for bit, and after
 // the first run takes every buffer from the device pool.
 TEST(Cuda, CompiledProgramsRunOnTheDevice) {
