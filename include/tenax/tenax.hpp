@@ -20,6 +20,7 @@
 #include "tenax/ad/mode.hpp"
 #include "tenax/ad/structure.hpp"
 #include "tenax/ad/tensor_ad.hpp"
+#include "tenax/io/npy.hpp"
 
 #include "tenax/linalg.hpp"
 #include "tenax/ops/binary/add.hpp"
