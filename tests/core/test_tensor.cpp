@@ -252,6 +252,32 @@ TEST(TensorPrint, Batches) {
   EXPECT_EQ(str(t), "Tensor(f64, shape=[1, 2, 2], cpu)\n[batch 0]\n  1 2\n[batch 1]\n  3 4");
 }
 
+TEST(TensorPrint, SummarisedAndPrecision) {
+  // 40 x 30 = 1200 elements > the threshold 1000: the first and last 3 rows and columns.
+  const auto t = tx::reshape(tx::Tensor<double>::arange(1200), {40, 30});
+  const std::string s = str(t);
+  EXPECT_EQ(
+      s.rfind("Tensor(f64, shape=[40, 30], cpu)\n  0 40 80 ... 1080 1120 1160\n  1 41 81 ... 1081 1121 1161\n", 0), 0u)
+      << s;
+  EXPECT_NE(s.find("\n  ... ... ... ... ... ... ...\n  37 77 117 ... 1117 1157 1197"), std::string::npos) << s;
+  EXPECT_EQ(s.substr(s.size() - 28), "39 79 119 ... 1119 1159 1199");
+  // Batches: the first and last 3 matrices.
+  const std::string b = str(tx::Tensor<double>::zeros({2, 2, 300}));
+  EXPECT_NE(b.find("[batch 2]\n  0 0\n  0 0\n...\n[batch 297]"), std::string::npos) << b;
+  EXPECT_EQ(b.find("[batch 3]"), std::string::npos);
+  // Precision (significant digits), restored on the stream afterwards; the threshold is an option.
+  const tx::PrintOptions before = tx::print_options();
+  tx::set_print_options({3, 4, 1});
+  EXPECT_EQ(str(tx::Tensor<double>::full({1}, 3.14159265)), "Tensor(f64, shape=[1], cpu)\n  3.14");
+  EXPECT_EQ(str(tx::reshape(tx::Tensor<double>::arange(6), {2, 3})),
+            "Tensor(f64, shape=[2, 3], cpu)\n  0 ... 4\n  1 ... 5");
+  tx::set_print_options(before);
+  std::ostringstream o;
+  o.precision(2);
+  o << tx::Tensor<double>::full({1}, 3.14159265) << ' ' << 2.71828;
+  EXPECT_EQ(o.str(), "Tensor(f64, shape=[1], cpu)\n  3.14159 2.7");
+}
+
 // ---- strides, contiguity, views -------------------------------------------------------------
 
 TEST(TensorLayout, ColumnMajorStridesAndContiguity) {
