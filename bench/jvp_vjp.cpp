@@ -515,12 +515,7 @@ void floor_row(benchmark::State& state, Case c, Mode m, int n) {
     state.SkipWithError(err.c_str());
     return;
   }
-  CallCounter calls;
-  for (auto _ : state) {
-    f->run();
-    benchmark::ClobberMemory();
-  }
-  calls.report(state);
+  large_ad::time_floor(state, *f);
 }
 
 const bool registered = [] {

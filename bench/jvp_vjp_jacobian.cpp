@@ -303,12 +303,7 @@ void trace_row(benchmark::State& state, JacCase c) {
 
 void floor_row(benchmark::State& state, JacCase c) {
   auto f = make_floor(c);
-  CallCounter calls;
-  for (auto _ : state) {
-    f->run();
-    benchmark::ClobberMemory();
-  }
-  calls.report(state);
+  large_ad::time_floor(state, *f);
 }
 
 const bool registered = [] {

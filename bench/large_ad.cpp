@@ -248,12 +248,7 @@ void floor_row(benchmark::State& state, Case c, int n) {
     state.SkipWithError(err.c_str());
     return;
   }
-  CallCounter calls;
-  for (auto _ : state) {
-    f->run();
-    benchmark::ClobberMemory();
-  }
-  calls.report(state);
+  time_floor(state, *f);
 }
 
 const bool registered = [] {

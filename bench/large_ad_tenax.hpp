@@ -829,4 +829,15 @@ struct CallCounter {
   }
 };
 
+// The timed loop of a floor row: f.run() per iteration, with the call counters.
+template <class F>
+void time_floor(benchmark::State& state, F& f) {
+  CallCounter calls;
+  for (auto _ : state) {
+    f.run();
+    benchmark::ClobberMemory();
+  }
+  calls.report(state);
+}
+
 }  // namespace tenax_bench::large_ad
