@@ -1,5 +1,5 @@
-// The library's explicit instances of the reductions (sums, extrema, moments, softmax) and matmul (tenax/core/instances.hpp):
-// compiled here once, with the library's flags, and linked by every program that includes
+// The library's explicit instances of the reductions (sums, extrema, moments, softmax) and matmul
+// (tenax/core/instances.hpp): compiled here once, with the library's flags, and linked by every program that includes
 // their headers.
 #include "tenax/tenax.hpp"
 

@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <memory>
 #include <tuple>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -94,19 +93,12 @@ struct Checkpoint {
     const auto ins = detail::flat_impls(xs);
     std::vector<const detail::Node*> stops;
     for (const detail::ImplPtr& p : ins) stops.push_back(p->grad_fn.get());
-    std::vector<detail::ImplPtr> roots, seeds;
+    std::vector<detail::ImplPtr> reached;  // the outputs the reverse pass starts from
     const auto gs = detail::flat_impls(c.gout);
     for (std::size_t k = 0; k < ys.size(); ++k)
-      if (gs[k] && ys[k]->requires_grad) roots.push_back(ys[k]), seeds.push_back(gs[k]);
-    detail::check_checkpoint_closure(roots, stops, first);
-    In r;
-    if (roots.empty()) return r;
-    const std::vector<detail::ImplPtr> g = detail::run_backward({roots, seeds, ins, record});
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((std::get<I>(r) = g[I] ? std::tuple_element_t<I, In>(g[I]) : std::tuple_element_t<I, In>()), ...);
-    }
-    (std::make_index_sequence<std::tuple_size_v<In>>{});
-    return r;
+      if (gs[k] && ys[k]->requires_grad) reached.push_back(ys[k]);
+    detail::check_checkpoint_closure(reached, stops, first);
+    return detail::pull_back(y, xs, c.gout);
   }
 };
 

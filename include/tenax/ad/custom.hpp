@@ -89,11 +89,12 @@ Tup zero_leaves(const Tup& t) {
   (std::make_index_sequence<std::tuple_size_v<Tup>>{});
 }
 
-// The pullback at `seeds` of the linear map whose recorded results are `lin` and whose variables
-// are `vars` (fresh leaves); recorded when the caller records (higher order). One tensor per variable,
-// undefined where none arrived.
+// The cotangents reaching `vars` (the stop tensors of the pass) from the recorded results `lin`
+// seeded with `seeds` (undefined: none); recorded when the caller records (higher order). One tensor
+// per variable, undefined where none arrived. For a linear map of fresh leaves this is its transpose
+// (the custom rules); checkpoint pulls back through its recomputation with it.
 template <class Lin, class Vars, class Seeds>
-Vars transpose_linear(const Lin& lin, const Vars& vars, const Seeds& seeds) {
+Vars pull_back(const Lin& lin, const Vars& vars, const Seeds& seeds) {
   std::vector<ImplPtr> roots, gs;
   const auto ls = flat_impls(lin);
   const auto ss = flat_impls(seeds);
@@ -131,10 +132,14 @@ struct Custom {
     return y;
   }
 
+  // The forward's result type for inputs In (a tuple of tensors).
+  template <class In>
+  using Result =
+      std::remove_cvref_t<decltype(std::apply(std::declval<const Rules&>().forward, std::declval<const In&>()))>;
+
   template <class C>
   auto jvp(const C& c) const {
-    using In = std::remove_cvref_t<decltype(c.in)>;
-    using Y = std::remove_cvref_t<decltype(std::apply(rules->forward, std::declval<const In&>()))>;
+    using Y = Result<std::remove_cvref_t<decltype(c.in)>>;
     const Y y = detail::as_result<Y>(c.out);
     const auto dx = detail::zeros_for_undefined(c.tin, c.in);
     if constexpr (Rules::jvp_transposed) {
@@ -145,7 +150,7 @@ struct Custom {
         return detail::as_tuple(std::apply(
             rules->vjp, std::tuple_cat(c.in, std::tuple<const Y&>(y), std::tuple<Y>(detail::as_result<Y>(u)))));
       }();
-      const auto r = detail::transpose_linear(lin, u, dx);
+      const auto r = detail::pull_back(lin, u, dx);
       return detail::as_result<Y>(detail::zeros_for_undefined(r, detail::as_tuple(y)));
     } else {
       return Y(std::apply(rules->jvp, std::tuple_cat(c.in, std::tuple<const Y&>(y), dx)));
@@ -155,7 +160,7 @@ struct Custom {
   template <class C>
   auto vjp(const C& c) const {
     using In = std::remove_cvref_t<decltype(c.in)>;
-    using Y = std::remove_cvref_t<decltype(std::apply(rules->forward, std::declval<const In&>()))>;
+    using Y = Result<In>;
     const Y y = detail::as_result<Y>(c.out);
     const auto gy = detail::zeros_for_undefined(c.gout, c.out);
     if constexpr (Rules::vjp_transposed) {
@@ -165,7 +170,7 @@ struct Custom {
         GradModeGuard on(true);
         return detail::as_tuple(Y(std::apply(rules->jvp, std::tuple_cat(c.in, std::tuple<const Y&>(y), u))));
       }();
-      return detail::transpose_linear(lin, u, gy);
+      return detail::pull_back(lin, u, gy);
     } else {
       return detail::as_tuple(std::apply(
           rules->vjp, std::tuple_cat(c.in, std::tuple<const Y&>(y), std::tuple<Y>(detail::as_result<Y>(gy)))));
