@@ -208,28 +208,32 @@ if ((want_sanitize)); then
   # Programs outside the reduced set are not built (CTest lists them as *_NOT_BUILT).
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest sanitize "$dir" -E '_NOT_BUILT'
 fi
-# A bounded libFuzzer run (fuzz/): the linalg target (clang, ASan + UBSan, -O1 with assertions
-# on, built in the sanitizer pass's directory on its library), started from a copy of the seed
-# corpus in fuzz/corpus, for TENAX_FUZZ_SECONDS (default 60). A crash, sanitizer report, exception
-# other than tenax::Error or a hang fails the job; the input is kept in the log directory. Skipped
-# with TENAX_SKIP_FUZZ=1.
+# Bounded libFuzzer runs (fuzz/): fuzz_linalg for TENAX_FUZZ_SECONDS (default 60) and the .npy/.npz
+# readers (fuzz_io) for TENAX_FUZZ_IO_SECONDS (default 20), each built with clang, ASan + UBSan and
+# -O1 with assertions on in the sanitizer pass's directory on its library, and started from a copy
+# of its seed corpus in fuzz/corpus/<name>. A crash, sanitizer report, exception other than
+# tenax::Error or a hang fails the job; the input is kept in the log directory. Skipped with
+# TENAX_SKIP_FUZZ=1.
 if ((want_fuzz)); then
   start=$SECONDS
-  say "[fuzz] build (fuzz_linalg, in $dir)"
-  quiet "$dir/build-fuzz.log" cmake --build "$dir" --parallel "$jobs" --target fuzz_linalg
-  seconds=${TENAX_FUZZ_SECONDS:-60}
-  say "[fuzz] built in $((SECONDS - start)) s; fuzz_linalg for $seconds s"
-  work=$dir/corpus
-  rm -rf "$work" && mkdir -p "$work" && cp -r "$root/fuzz/corpus/linalg/." "$work/"
-  rc=0
-  (cd "$dir" && "$dir/fuzz/fuzz_linalg" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-    -print_final_stats=1 >"$dir/fuzz.log" 2>&1) || rc=$?
-  if ((rc != 0)); then
-    tail -n 60 "$dir/fuzz.log" >&2
-    say "[fuzz] FAILED (exit $rc; log: $dir/fuzz.log; the input is in $dir)"
-    status=1
-  else
-    say "[fuzz] passed: $(grep -E 'Done [0-9]+ runs' "$dir/fuzz.log" || echo 'done')"
-  fi
+  say "[fuzz] build (fuzz_linalg, fuzz_io, in $dir)"
+  quiet "$dir/build-fuzz.log" cmake --build "$dir" --parallel "$jobs" --target fuzz_linalg fuzz_io
+  say "[fuzz] built in $((SECONDS - start)) s"
+  for target in linalg:"${TENAX_FUZZ_SECONDS:-60}" io:"${TENAX_FUZZ_IO_SECONDS:-20}"; do
+    name=${target%%:*} seconds=${target#*:}
+    say "[fuzz] fuzz_$name for $seconds s"
+    work=$dir/corpus-$name
+    rm -rf "$work" && mkdir -p "$work" && cp -r "$root/fuzz/corpus/$name/." "$work/"
+    rc=0
+    (cd "$dir" && "$dir/fuzz/fuzz_$name" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+      -print_final_stats=1 >"$dir/fuzz-$name.log" 2>&1) || rc=$?
+    if ((rc != 0)); then
+      tail -n 60 "$dir/fuzz-$name.log" >&2
+      say "[fuzz] fuzz_$name FAILED (exit $rc; log: $dir/fuzz-$name.log; the input is in $dir)"
+      status=1
+    else
+      say "[fuzz] fuzz_$name passed: $(grep -E 'Done [0-9]+ runs' "$dir/fuzz-$name.log" || echo 'done')"
+    fi
+  done
 fi
 exit $status

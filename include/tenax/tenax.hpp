@@ -21,6 +21,7 @@
 #include "tenax/ad/structure.hpp"
 #include "tenax/ad/tensor_ad.hpp"
 #include "tenax/io/npy.hpp"
+#include "tenax/io/npz.hpp"
 
 #include "tenax/linalg.hpp"
 #include "tenax/ops/binary/add.hpp"

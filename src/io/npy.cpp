@@ -57,8 +57,8 @@ std::vector<char> read_file(const std::string& op, const std::string& path) {
   return bytes;
 }
 
-NpyHeader parse_npy_header(const std::string& path, const std::vector<char>& bytes) {
-  if (bytes.size() < 10 || !std::equal(kMagic, kMagic + kMagicLen, bytes.begin()))
+NpyHeader parse_npy_header(const std::string& path, const char* bytes, std::size_t size) {
+  if (size < 10 || !std::equal(kMagic, kMagic + kMagicLen, bytes))
     bad(path, "the file does not start with the .npy magic string");
   const auto u8 = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])); };
   const std::uint32_t major = u8(6);
@@ -67,16 +67,15 @@ NpyHeader parse_npy_header(const std::string& path, const std::vector<char>& byt
     start = 10;
     len = u8(8) | (u8(9) << 8);
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) bad(path, "the header length is cut off");
+    if (size < 12) bad(path, "the header length is cut off");
     start = 12;
     len = u8(8) | (u8(9) << 8) | (u8(10) << 16) | (u8(11) << 24);
   } else {
     bad(path, "format version " + std::to_string(major) + "." + std::to_string(u8(7)) + " is not supported (1, 2, 3)");
   }
-  if (len > bytes.size() - start)
-    bad(path,
-        "the header claims " + std::to_string(len) + " bytes, the file has " + std::to_string(bytes.size() - start));
-  const std::string h(bytes.data() + start, len);
+  if (len > size - start)
+    bad(path, "the header claims " + std::to_string(len) + " bytes, the file has " + std::to_string(size - start));
+  const std::string h(bytes + start, len);
   NpyHeader r;
   r.data_offset = start + len;
 
@@ -132,7 +131,7 @@ NpyHeader parse_npy_header(const std::string& path, const std::vector<char>& byt
   return r;
 }
 
-void write_npy(const std::string& path, DType dtype, const Shape& shape, const void* data, std::size_t bytes) {
+std::string npy_header(const std::string& path, DType dtype, const Shape& shape) {
   const char* code = descr_code(dtype);
   TENAX_CHECK(code != nullptr, "save", "no .npy dtype for ", dtype_name(dtype), " (", path, ")");
   std::string h =
@@ -146,13 +145,23 @@ void write_npy(const std::string& path, DType dtype, const Shape& shape, const v
   h.append(total - 10 - h.size() - 1, ' ');
   h += '\n';
   TENAX_CHECK(h.size() < 65536, "save", "header of ", h.size(), " bytes is too long for format 1.0 (", path, ")");
+  const char pre[10] = {kMagic[0],
+                        kMagic[1],
+                        kMagic[2],
+                        kMagic[3],
+                        kMagic[4],
+                        kMagic[5],
+                        1,
+                        0,
+                        static_cast<char>(h.size() & 0xff),
+                        static_cast<char>(h.size() >> 8)};
+  return std::string(pre, 10) + h;
+}
+
+void write_npy(const std::string& path, DType dtype, const Shape& shape, const void* data, std::size_t bytes) {
+  const std::string h = npy_header(path, dtype, shape);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   TENAX_CHECK(f.good(), "save", "cannot open ", path, " for writing");
-  f.write(kMagic, kMagicLen);
-  const char version[2] = {1, 0};
-  f.write(version, 2);
-  const unsigned char len[2] = {static_cast<unsigned char>(h.size() & 0xff), static_cast<unsigned char>(h.size() >> 8)};
-  f.write(reinterpret_cast<const char*>(len), 2);
   f.write(h.data(), static_cast<std::streamsize>(h.size()));
   if (bytes > 0) f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
   f.flush();
