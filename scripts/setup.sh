@@ -47,6 +47,7 @@ packages=(
   ccache                           # scripts/test.sh: the second provider's build reuses the first's objects
   libopenblas-dev liblapacke-dev   # default CPU provider (CBLAS + LAPACKE)
   libeigen3-dev                    # the Eigen provider, and small eigensolvers in every provider
+  libdlpack-dev                    # DLPack import and export (tenax/interop/dlpack.hpp; test_dlpack)
   zlib1g-dev                       # .npz archives (deflate, CRC-32)
   libgtest-dev                     # tests
   libbenchmark-dev                 # benchmarks

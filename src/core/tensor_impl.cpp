@@ -40,6 +40,45 @@ ImplPtr make_view_impl(const TensorImpl& src, const Shape& shape, const Strides&
 
 ImplPtr shallow_copy(const TensorImpl& src) { return make_view_impl(src, src.shape, src.strides, src.offset); }
 
+namespace {
+
+// The "allocator" of one adopted buffer: gives it back to its owner, once, and goes with it.
+class ExternalOwner final : public Allocator {
+ public:
+  ExternalOwner(void (*release)(void*), void* ctx) : release_(release), ctx_(ctx) {}
+  void* allocate(std::size_t) override { return nullptr; }  // (never asked: adopt does not allocate)
+  void deallocate(void*, std::size_t) override {
+    if (release_) release_(ctx_);
+    delete this;
+  }
+  AllocatorStats stats() const override { return {}; }
+  void reset_stats() override {}
+  void release_cached() override {}
+
+ private:
+  void (*release_)(void*);
+  void* ctx_;
+};
+
+}  // namespace
+
+ImplPtr make_external_impl(DType dtype, const Shape& shape, const Strides& strides, Device device, void* data,
+                           std::size_t bytes, void (*release)(void*), void* ctx) {
+  ImplPtr t(TensorImpl::create());
+  t->dtype = dtype;
+  t->device = device;
+  t->shape = shape;
+  t->strides = strides;
+  auto* owner = new ExternalOwner(release, ctx);
+  try {
+    t->storage = Storage(StorageBlock::adopt(data, bytes, device, owner));
+  } catch (...) {
+    delete owner;  // (nothing adopted: the caller keeps the memory)
+    throw;
+  }
+  return t;
+}
+
 Node::~Node() { delete origin; }
 
 void Node::destroy(Node* n) {

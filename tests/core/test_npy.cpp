@@ -146,6 +146,10 @@ TEST(Npy, ReadsCOrderBigEndianAndVersion2) {
                                     raw(std::vector<std::complex<double>>{{1, 2}, {-3, 0.5}}, true)));
   EXPECT_EQ(tx::load<std::complex<double>>(tmp("bigc")).to_vector(),
             (std::vector<std::complex<double>>{{1, 2}, {-3, 0.5}}));
+  // Bool bytes other than 0 and 1 are True, as NumPy reads them (a bool must hold 0 or 1: fuzz_io
+  // found a copy of such bytes, fuzz/corpus/io/regress-bool-bytes-not-0-or-1).
+  write_bytes(tmp("bool"), npy_file("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 2), }", {0, 2, '\xff', 1}));
+  EXPECT_EQ(tx::load<bool>(tmp("bool")).to_vector(), (std::vector<bool>{false, true, true, true}));
   // Version 2.0 (a 4-byte header length) and double quotes.
   write_bytes(tmp("v2"), npy_file("{\"descr\": \"<i8\", \"fortran_order\": True, \"shape\": (2,), }",
                                   raw(std::vector<std::int64_t>{7, -9}), 2));

@@ -18,9 +18,10 @@ struct StorageBlock {
   std::size_t bytes = 0;
   Device device;
   Allocator* alloc = nullptr;
+  bool external = false;  // memory owned by another library (adopt): never reused for an output
 
   static constexpr std::size_t kHeader = 64;
-  static_assert(sizeof(std::atomic<int>) + sizeof(void*) * 3 + sizeof(Device) <= kHeader);
+  static_assert(sizeof(std::atomic<int>) + sizeof(void*) * 3 + sizeof(Device) + sizeof(bool) <= kHeader);
 
   static StorageBlock* create(std::size_t bytes, Device dev) {
     if (dev.is_cpu()) {
@@ -43,6 +44,19 @@ struct StorageBlock {
       small_free(raw, kHeader);
       throw;
     }
+    return s;
+  }
+  // Memory that another library owns (DLPack import): `owner` is called with (data, bytes) when the
+  // last reference goes, and must free itself then (an Allocator whose deallocate releases the
+  // memory to its owner).
+  static StorageBlock* adopt(void* data, std::size_t bytes, Device dev, Allocator* owner) {
+    void* raw = small_alloc(kHeader);
+    auto* s = new (raw) StorageBlock;
+    s->data = data;
+    s->bytes = bytes;
+    s->device = dev;
+    s->alloc = owner;
+    s->external = true;
     return s;
   }
   static void destroy(StorageBlock* s) {

@@ -57,5 +57,11 @@ ImplPtr make_impl(DType dtype, const Shape& shape, Device device);
 ImplPtr make_view_impl(const TensorImpl& src, const Shape& shape, const Strides& strides, std::int64_t offset);
 // The same data and metadata as `src` with no AD state.
 ImplPtr shallow_copy(const TensorImpl& src);
+// A body over memory another library owns (DLPack import): `bytes` at `data` on `device`, viewed
+// with shape and strides (in elements, offset 0). release(ctx) is called once, when the last
+// tensor or view of it is gone (not when this call throws: then the caller keeps the memory). The
+// storage is marked external, so a prepared program never writes an output into it.
+ImplPtr make_external_impl(DType dtype, const Shape& shape, const Strides& strides, Device device, void* data,
+                           std::size_t bytes, void (*release)(void*), void* ctx);
 
 }  // namespace tenax::detail

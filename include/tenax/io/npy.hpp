@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tenax/core/tensor.hpp"
@@ -60,6 +61,10 @@ Tensor<T> npy_decode(const std::string& path, const char* bytes, std::size_t siz
   Tensor<T> t = Tensor<T>::empty(file_shape, Device::cpu());
   const std::size_t n = count * sizeof(T);
   if (n > 0) std::memcpy(t.mutable_data(), bytes + h.data_offset, n);
+  if constexpr (std::is_same_v<T, bool>) {  // any nonzero byte is True (NumPy's reading); a bool holds 0 or 1
+    auto* b = reinterpret_cast<unsigned char*>(t.mutable_data());
+    for (std::size_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+  }
   if (h.swap_bytes) {  // (complex: each component)
     constexpr std::size_t parts = is_complex_v<T> ? 2 : 1;
     swap_element_bytes(reinterpret_cast<char*>(t.mutable_data()), static_cast<std::size_t>(t.numel()) * parts,

@@ -4,7 +4,8 @@
 // `detail::map` call then writes its output into the input's buffer instead of allocating one.
 // A map element reads its inputs before it writes its output, at the same offset, so the aliasing
 // is safe when the donated input has the output's dtype, shape and contiguous layout (checked in
-// map) and nothing else refers to its storage (checked by the program).
+// map) and nothing else refers to its storage (checked by the program); memory another library
+// owns (a DLPack import) is never written.
 #include "tenax/core/shared_state.hpp"
 #include "tenax/core/tensor_impl.hpp"
 
@@ -34,8 +35,8 @@ inline ImplPtr take_donation(DType dtype, const Shape& shape, Device device,
   donated_body() = nullptr;
   bool is_input = false;
   for (const TensorImpl* t : ins) is_input = is_input || t == d;
-  if (!is_input || d->dtype != dtype || d->device != device || !(d->shape == shape) || d->offset != 0 ||
-      !d->is_contiguous())
+  if (!is_input || d->storage->external || d->dtype != dtype || d->device != device || !(d->shape == shape) ||
+      d->offset != 0 || !d->is_contiguous())
     return {};
   return make_view_impl(*d, shape, d->strides, 0);
 }
