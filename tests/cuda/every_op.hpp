@@ -97,12 +97,19 @@ inline std::vector<OpCall> every_op_calls() {
   const auto x = [](Device d) { return real_in({3, 4}, 11, d); };
   const auto y = [](Device d) { return real_in({3, 4}, 12, d); };
   const auto signed_x = [](Device d) { return real_in({3, 4}, 13, d, -1, 1); };
+  // Integers in [-50, 50] (int32) and [-1000, 1000] (int64), zeros included, made on the CPU.
+  const auto i32 = [](Device d, std::uint64_t seed) {
+    return cast<std::int32_t>(D::rand({3, 4}, seed, -50, 50)).to(d);
+  };
+  const auto i64 = [](Device d, std::uint64_t seed) {
+    return cast<std::int64_t>(D::rand({3, 4}, seed, -1000, 1000)).to(d);
+  };
   std::vector<std::pair<std::string, std::function<OpOutputs(Device)>>> t = {
       {"abs", outputs_of([=](Device d) {
-         return std::tuple{abs(signed_x(d)), abs(complex_in({3}, 14, d))};
+         return std::tuple{abs(signed_x(d)), abs(complex_in({3}, 14, d)), abs(i32(d, 40)), abs(i64(d, 41))};
        })},
       {"add", outputs_of([=](Device d) {
-         return std::tuple{add(x(d), y(d)), add(x(d), 2.0)};
+         return std::tuple{add(x(d), y(d)), add(x(d), 2.0), add(i32(d, 49), i32(d, 50)), add(i64(d, 49), i64(d, 50))};
        })},
       {"broadcast_to", outputs_of([](Device d) {
          return contiguous(broadcast_to(real_in({3, 1}, 15, d), {3, 5}));
@@ -237,16 +244,20 @@ inline std::vector<OpCall> every_op_calls() {
       {"max", outputs_of([=](Device d) {
          return std::tuple{max(x(d)), max(x(d), {1}, true)};
        })},
-      {"maximum", outputs_of([=](Device d) { return maximum(x(d), y(d)); })},
+      {"maximum", outputs_of([=](Device d) {
+         return std::tuple{maximum(x(d), y(d)), maximum(i32(d, 42), i32(d, 43)), maximum(i64(d, 42), i64(d, 43))};
+       })},
       {"mean", outputs_of([=](Device d) {
          return std::tuple{mean(x(d)), mean(x(d), {0})};
        })},
       {"min", outputs_of([=](Device d) {
          return std::tuple{min(x(d)), min(x(d), {0})};
        })},
-      {"minimum", outputs_of([=](Device d) { return minimum(x(d), y(d)); })},
+      {"minimum", outputs_of([=](Device d) {
+         return std::tuple{minimum(x(d), y(d)), minimum(i32(d, 42), i32(d, 43)), minimum(i64(d, 42), i64(d, 43))};
+       })},
       {"mul", outputs_of([=](Device d) {
-         return std::tuple{mul(x(d), y(d)), mul(x(d), 3.0)};
+         return std::tuple{mul(x(d), y(d)), mul(x(d), 3.0), mul(i32(d, 44), i32(d, 45)), mul(i64(d, 44), i64(d, 45))};
        })},
       {"multi_dot", outputs_of([](Device d) {
          return la::multi_dot<double>({real_in({3}, 31, d), real_in({3, 5}, 32, d), real_in({5, 2}, 33, d)});
@@ -256,7 +267,9 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{la::norm(x(d)), la::norm(real_in({5}, 17, d), 3.0), la::norm(general(d), 1.0),
                            la::norm(general(d), "nuc")};
        })},
-      {"neg", outputs_of([=](Device d) { return neg(x(d)); })},
+      {"neg", outputs_of([=](Device d) {
+         return std::tuple{neg(x(d)), neg(i32(d, 46)), neg(i64(d, 46))};
+       })},
       {"permute", outputs_of([](Device d) {
          return contiguous(permute(real_in({2, 3, 4}, 24, d), {2, 0, 1}));
        })},
@@ -311,7 +324,9 @@ inline std::vector<OpCall> every_op_calls() {
       {"stack", outputs_of([=](Device d) {
          return stack<double>({x(d), y(d)}, 2);
        })},
-      {"sub", outputs_of([=](Device d) { return sub(x(d), y(d)); })},
+      {"sub", outputs_of([=](Device d) {
+         return std::tuple{sub(x(d), y(d)), sub(i32(d, 47), i32(d, 48)), sub(i64(d, 47), i64(d, 48))};
+       })},
       {"std", outputs_of([=](Device d) {
          return std::tuple{tenax::std(signed_x(d)), tenax::std(signed_x(d), {1}, 0.0, true),
                            tenax::std(complex_in({3, 2}, 19, d), {0})};
@@ -363,6 +378,74 @@ inline std::vector<OpCall> every_op_calls() {
                            la::vector_norm(signed_x(d), -1.0),
                            la::vector_norm(complex_in({3}, 18, d))};
        })},
+      {"acos", outputs_of([=](Device d) {
+         return std::tuple{acos(signed_x(d)), acos(complex_in({3}, 51, d))};
+       })},
+      {"acosh", outputs_of([=](Device d) {
+         return std::tuple{acosh(add(x(d), 1.0)), acosh(complex_in({3}, 52, d))};
+       })},
+      {"asin", outputs_of([=](Device d) {
+         return std::tuple{asin(signed_x(d)), asin(complex_in({3}, 53, d))};
+       })},
+      {"asinh", outputs_of([=](Device d) {
+         return std::tuple{asinh(signed_x(d)), asinh(complex_in({3}, 54, d))};
+       })},
+      {"atan", outputs_of([=](Device d) {
+         return std::tuple{atan(signed_x(d)), atan(complex_in({3}, 55, d))};
+       })},
+      {"atan2", outputs_of([=](Device d) {
+         return atan2(signed_x(d), real_in({3, 1}, 56, d, -1, 1));
+       })},
+      {"atanh", outputs_of([=](Device d) {
+         return std::tuple{atanh(signed_x(d)), atanh(complex_in({3}, 57, d))};
+       })},
+      {"ceil", outputs_of([=](Device d) { return ceil(mul(signed_x(d), 5.0)); })},
+      {"clamp", outputs_of([=](Device d) {
+         return std::tuple{clamp(signed_x(d), -0.5, 0.5),
+                           clamp(signed_x(d), real_in({3, 1}, 58, d, -1, 0), real_in({1, 4}, 59, d, 0, 1))};
+       })},
+      {"clamp_max", outputs_of([=](Device d) {
+         return std::tuple{clamp_max(signed_x(d), 0.25), clamp_max(signed_x(d), real_in({3, 1}, 60, d, -1, 1))};
+       })},
+      {"clamp_min", outputs_of([=](Device d) {
+         return std::tuple{clamp_min(signed_x(d), 0.25), clamp_min(signed_x(d), real_in({3, 1}, 61, d, -1, 1))};
+       })},
+      {"cosh", outputs_of([=](Device d) {
+         return std::tuple{cosh(signed_x(d)), cosh(complex_in({3}, 62, d))};
+       })},
+      {"erf", outputs_of([=](Device d) { return erf(mul(signed_x(d), 3.0)); })},
+      {"erfc", outputs_of([=](Device d) { return erfc(mul(signed_x(d), 3.0)); })},
+      {"floor", outputs_of([=](Device d) { return floor(mul(signed_x(d), 5.0)); })},
+      {"floor_divide", outputs_of([=](Device d) {
+         return std::tuple{floor_divide(i32(d, 63), i32(d, 64)), floor_divide(i64(d, 63), i64(d, 65))};
+       })},
+      {"fmod", outputs_of([=](Device d) {
+         return std::tuple{fmod(mul(signed_x(d), 5.0), x(d)), fmod(signed_x(d), -0.3), fmod(i32(d, 66), i32(d, 67)),
+                           fmod(i64(d, 66), std::int64_t(7))};
+       })},
+      {"hypot", outputs_of([=](Device d) {
+         return hypot(signed_x(d), real_in({1, 4}, 68, d, -1, 1));
+       })},
+      {"log10", outputs_of([=](Device d) {
+         return std::tuple{log10(x(d)), log10(complex_in({3}, 69, d))};
+       })},
+      {"log2", outputs_of([=](Device d) { return log2(x(d)); })},
+      {"logaddexp", outputs_of([=](Device d) {
+         return logaddexp(mul(signed_x(d), 30.0), real_in({3, 1}, 70, d, -30, 30));
+       })},
+      {"remainder", outputs_of([=](Device d) {
+         return std::tuple{remainder(mul(signed_x(d), 5.0), neg(x(d))), remainder(signed_x(d), 0.3),
+                           remainder(i32(d, 71), i32(d, 72)), remainder(i64(d, 71), std::int64_t(-7))};
+       })},
+      {"round", outputs_of([=](Device d) { return round(mul(signed_x(d), 5.0)); })},
+      {"sinh", outputs_of([=](Device d) {
+         return std::tuple{sinh(signed_x(d)), sinh(complex_in({3}, 73, d))};
+       })},
+      {"softplus", outputs_of([=](Device d) { return softplus(mul(signed_x(d), 30.0)); })},
+      {"tan", outputs_of([=](Device d) {
+         return std::tuple{tan(signed_x(d)), tan(complex_in({3}, 74, d))};
+       })},
+      {"trunc", outputs_of([=](Device d) { return trunc(mul(signed_x(d), 5.0)); })},
       {"where", outputs_of([=](Device d) { return where(lt(x(d), y(d)), x(d), y(d)); })},
   };
   std::vector<OpCall> calls;

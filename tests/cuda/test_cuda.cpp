@@ -4,12 +4,15 @@
 // every public op (every_op.hpp) on the device and prints its agreement with the CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tenax/core/deferred_checks.hpp>
@@ -157,6 +160,136 @@ TEST(Cuda, BinaryOpsBroadcastAndMatchTheCpu) {
   binary_family<double>();
   binary_family<Cf>();
   binary_family<C>();
+}
+
+// The elementwise ops of issue 33 on edge values (zeros, halves, infinities, NaN; complex branch
+// cuts): the device's math library against the host's, equal where either is infinite or NaN or an
+// integer result, close elsewhere.
+template <class T>
+void expect_device_matches(const Tensor<T>& got_dev, const Tensor<T>& want, const std::string& what) {
+  ASSERT_TRUE(got_dev.device() == gpu) << what;
+  const auto g = got_dev.to(tx::Device::cpu()).to_vector(), w = want.to_vector();
+  ASSERT_EQ(g.size(), w.size()) << what;
+  const auto near = [](auto p, auto q) {
+    using R = decltype(p);
+    if constexpr (std::is_integral_v<R>) {
+      return p == q;
+    } else {
+      if (std::isnan(q) || std::isinf(q)) return std::isnan(q) ? std::isnan(p) : p == q;
+      return std::abs(p - q) <= R(std::is_same_v<R, float> ? 4e-6 : 1e-14) * std::max(R(1), std::abs(q));
+    }
+  };
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if constexpr (tx::is_complex_v<T>)
+      EXPECT_TRUE(near(g[i].real(), w[i].real()) && near(g[i].imag(), w[i].imag()))
+          << what << " element " << i << ": " << g[i] << " vs " << w[i];
+    else
+      EXPECT_TRUE(near(g[i], w[i])) << what << " element " << i << ": " << g[i] << " vs " << w[i];
+  }
+}
+
+template <class T>
+void elementwise_real_family() {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> e = {0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.3, -0.99, 3, -7, 40, inf, -inf, nan};
+  const auto n = static_cast<std::int64_t>(e.size());
+  const Tensor<T> x = tx::cast<T>(Tensor<double>::from_col_major({n}, e));
+  const Tensor<T> a = tx::cast<T>(Tensor<double>::from_col_major({n, 1}, e)), b = a.mT();  // all pairs
+  const auto xd = x.to(gpu), ad = a.to(gpu), bd = b.to(gpu);
+#define TENAX_DEVICE_CASE(CALL_D, CALL_H) expect_device_matches(CALL_D, CALL_H, #CALL_H)
+  for (const auto& [name, f] : std::vector<std::pair<std::string, std::function<Tensor<T>(const Tensor<T>&)>>>{
+           {"tan", [](const Tensor<T>& v) { return tx::tan(v); }},
+           {"asin", [](const Tensor<T>& v) { return tx::asin(v); }},
+           {"acos", [](const Tensor<T>& v) { return tx::acos(v); }},
+           {"atan", [](const Tensor<T>& v) { return tx::atan(v); }},
+           {"sinh", [](const Tensor<T>& v) { return tx::sinh(v); }},
+           {"cosh", [](const Tensor<T>& v) { return tx::cosh(v); }},
+           {"asinh", [](const Tensor<T>& v) { return tx::asinh(v); }},
+           {"acosh", [](const Tensor<T>& v) { return tx::acosh(v); }},
+           {"atanh", [](const Tensor<T>& v) { return tx::atanh(v); }},
+           {"log2", [](const Tensor<T>& v) { return tx::log2(v); }},
+           {"log10", [](const Tensor<T>& v) { return tx::log10(v); }},
+           {"erf", [](const Tensor<T>& v) { return tx::erf(v); }},
+           {"erfc", [](const Tensor<T>& v) { return tx::erfc(v); }},
+           {"softplus", [](const Tensor<T>& v) { return tx::softplus(v); }},
+           {"floor", [](const Tensor<T>& v) { return tx::floor(v); }},
+           {"ceil", [](const Tensor<T>& v) { return tx::ceil(v); }},
+           {"round", [](const Tensor<T>& v) { return tx::round(v); }},
+           {"trunc", [](const Tensor<T>& v) { return tx::trunc(v); }},
+           {"clamp", [](const Tensor<T>& v) { return tx::clamp(v, T(-1), T(2)); }},
+           {"remainder scalar", [](const Tensor<T>& v) { return tx::remainder(v, T(-0.75)); }},
+           {"fmod scalar", [](const Tensor<T>& v) { return tx::fmod(v, T(0.75)); }}})
+    expect_device_matches(f(xd), f(x), name);
+  TENAX_DEVICE_CASE(tx::atan2(ad, bd), tx::atan2(a, b));
+  TENAX_DEVICE_CASE(tx::hypot(ad, bd), tx::hypot(a, b));
+  TENAX_DEVICE_CASE(tx::logaddexp(ad, bd), tx::logaddexp(a, b));
+  TENAX_DEVICE_CASE(tx::remainder(ad, bd), tx::remainder(a, b));
+  TENAX_DEVICE_CASE(tx::fmod(ad, bd), tx::fmod(a, b));
+  TENAX_DEVICE_CASE(tx::clamp(ad, bd, tx::add(bd, T(1))), tx::clamp(a, b, tx::add(b, T(1))));
+  // Gradients through the rules on the device.
+  const Tensor<T> g = input<T>({3, 4}, 81, -0.9, 0.9), h = input<T>({3, 1}, 82, 0.5, 2);
+  const auto loss = [](const Tensor<T>& p, const Tensor<T>& q) {
+    return tx::sum(tx::add(tx::add(tx::atan2(p, q), tx::logaddexp(tx::asin(p), q)),
+                           tx::add(tx::clamp(p, tx::neg(q), q), tx::remainder(p, q))));
+  };
+  const auto [gd0, gd1] = tx::grad(loss, g.to(gpu), h.to(gpu));
+  const auto [gh0, gh1] = tx::grad(loss, g, h);
+  expect_device_close(gd0, gh0, tol<T>(), "gradient, first input");
+  expect_device_close(gd1, gh1, tol<T>(), "gradient, second input");
+}
+
+template <class T>
+void elementwise_complex_family() {
+  const double inf = std::numeric_limits<double>::infinity();
+  using R = tx::real_t<T>;
+  const std::vector<T> e = {T(0, 0),     T(2, R(0)), T(2, R(-0.0)), T(-2, 0),     T(0, 2),     T(0, -2),
+                            T(0.5, 0.5), T(3, -4),   T(1, 0),       T(R(inf), 1), T(1, R(inf))};
+  const Tensor<T> z = Tensor<T>::from_col_major({static_cast<std::int64_t>(e.size())}, e);
+  const auto zd = z.to(gpu);
+  for (const auto& [name, f] : std::vector<std::pair<std::string, std::function<Tensor<T>(const Tensor<T>&)>>>{
+           {"tan", [](const Tensor<T>& v) { return tx::tan(v); }},
+           {"asin", [](const Tensor<T>& v) { return tx::asin(v); }},
+           {"acos", [](const Tensor<T>& v) { return tx::acos(v); }},
+           {"atan", [](const Tensor<T>& v) { return tx::atan(v); }},
+           {"sinh", [](const Tensor<T>& v) { return tx::sinh(v); }},
+           {"cosh", [](const Tensor<T>& v) { return tx::cosh(v); }},
+           {"asinh", [](const Tensor<T>& v) { return tx::asinh(v); }},
+           {"acosh", [](const Tensor<T>& v) { return tx::acosh(v); }},
+           {"atanh", [](const Tensor<T>& v) { return tx::atanh(v); }},
+           {"log10", [](const Tensor<T>& v) { return tx::log10(v); }}})
+    expect_device_matches(f(zd), f(z), name);
+}
+
+template <class I>
+void elementwise_integer_family() {
+  constexpr I mn = std::numeric_limits<I>::min(), mx = std::numeric_limits<I>::max();
+  const std::vector<I> e = {0, 1, -1, 7, -7, 3, -3, mn, mx};
+  const auto n = static_cast<std::int64_t>(e.size());
+  const Tensor<I> a = Tensor<I>::from_col_major({n, 1}, e), b = a.mT();
+  const auto ad = a.to(gpu), bd = b.to(gpu);
+  TENAX_DEVICE_CASE(tx::add(ad, bd), tx::add(a, b));
+  TENAX_DEVICE_CASE(tx::sub(ad, bd), tx::sub(a, b));
+  TENAX_DEVICE_CASE(tx::mul(ad, bd), tx::mul(a, b));
+  TENAX_DEVICE_CASE(tx::maximum(ad, bd), tx::maximum(a, b));
+  TENAX_DEVICE_CASE(tx::minimum(ad, bd), tx::minimum(a, b));
+  TENAX_DEVICE_CASE(tx::floor_divide(ad, bd), tx::floor_divide(a, b));  // zero divisors and min / -1
+  TENAX_DEVICE_CASE(tx::remainder(ad, bd), tx::remainder(a, b));
+  TENAX_DEVICE_CASE(tx::fmod(ad, bd), tx::fmod(a, b));
+  TENAX_DEVICE_CASE(tx::remainder(ad, I(-3)), tx::remainder(a, I(-3)));
+  TENAX_DEVICE_CASE(tx::fmod(ad, I(0)), tx::fmod(a, I(0)));
+  TENAX_DEVICE_CASE(tx::neg(ad), tx::neg(a));
+  TENAX_DEVICE_CASE(tx::abs(ad), tx::abs(a));
+#undef TENAX_DEVICE_CASE
+}
+
+TEST(Cuda, ElementwiseEdgeValuesAndIntegersMatchTheCpu) {
+  REQUIRE_GPU();
+  elementwise_real_family<float>();
+  elementwise_real_family<double>();
+  elementwise_complex_family<Cf>();
+  elementwise_complex_family<C>();
+  elementwise_integer_family<std::int32_t>();
+  elementwise_integer_family<std::int64_t>();
 }
 
 TEST(Cuda, CastsConvertLikeTheCpu) {

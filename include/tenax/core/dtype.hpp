@@ -43,6 +43,12 @@ template <class T>
 concept ComplexScalar = Floating<T> && dtype_traits<T>::is_complex;
 template <class T>
 concept RealFloating = Floating<T> && !dtype_traits<T>::is_complex;
+// int32 and int64: arithmetic without derivatives.
+template <class T>
+concept Integer = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>;
+// The real dtypes with arithmetic: integers and real floating point.
+template <class T>
+concept RealNumber = Integer<T> || RealFloating<T>;
 
 template <class T>
 using real_t = typename dtype_traits<T>::real;

@@ -19,6 +19,9 @@
 
 #define TENAX_FOR_REAL(M) M(float) M(double)
 #define TENAX_FOR_FLOATING(M) TENAX_FOR_REAL(M) M(std::complex<float>) M(std::complex<double>)
+#define TENAX_FOR_INTEGER(M) M(std::int32_t) M(std::int64_t)
+// The real dtypes with arithmetic (integers, then real floating point).
+#define TENAX_FOR_REAL_NUMBER(M) TENAX_FOR_INTEGER(M) TENAX_FOR_REAL(M)
 // The dtypes with an order (comparisons other than eq and ne).
 #define TENAX_FOR_ORDERED(M) M(bool) M(std::int32_t) M(std::int64_t) TENAX_FOR_REAL(M)
 #define TENAX_FOR_SCALAR(M) M(bool) M(std::int32_t) M(std::int64_t) TENAX_FOR_FLOATING(M)

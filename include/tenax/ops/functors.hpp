@@ -8,6 +8,7 @@
 // argument-dependent lookup finds the device library's overloads instead.
 #include <cmath>
 #include <complex>
+#include <type_traits>
 
 #include "tenax/core/dtype.hpp"
 
@@ -44,7 +45,35 @@ TENAX_MATH_WRAP(tanh)
 TENAX_MATH_WRAP(abs)
 TENAX_MATH_WRAP(real)
 TENAX_MATH_WRAP(imag)
+TENAX_MATH_WRAP(tan)
+TENAX_MATH_WRAP(asin)
+TENAX_MATH_WRAP(acos)
+TENAX_MATH_WRAP(atan)
+TENAX_MATH_WRAP(sinh)
+TENAX_MATH_WRAP(cosh)
+TENAX_MATH_WRAP(asinh)
+TENAX_MATH_WRAP(acosh)
+TENAX_MATH_WRAP(atanh)
+TENAX_MATH_WRAP(log2)
+TENAX_MATH_WRAP(log10)
+TENAX_MATH_WRAP(erf)
+TENAX_MATH_WRAP(erfc)
+TENAX_MATH_WRAP(floor)
+TENAX_MATH_WRAP(ceil)
+TENAX_MATH_WRAP(trunc)
+TENAX_MATH_WRAP(rint)  // to nearest, ties to even (the default rounding mode)
 #undef TENAX_MATH_WRAP
+#define TENAX_MATH_WRAP2(F)             \
+  template <class T>                    \
+  TENAX_HD inline auto F##_(T x, T y) { \
+    using std::F;                       \
+    return F(x, y);                     \
+  }
+TENAX_MATH_WRAP2(atan2)
+TENAX_MATH_WRAP2(hypot)
+TENAX_MATH_WRAP2(fmod)
+TENAX_MATH_WRAP2(copysign)
+#undef TENAX_MATH_WRAP2
 
 template <class T>
 TENAX_HD inline T conj_(T x) {
@@ -71,10 +100,35 @@ TENAX_HD inline T conj_of(T x) {
   return math::conj_(x);
 }
 
+// int32 and int64, the integer dtypes with arithmetic.
+template <class T>
+inline constexpr bool is_int_v = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>;
+
+// Integer a + b, a - b, a * b and -a wrap around modulo 2^bits (two's complement), as in PyTorch
+// and NumPy, where the signed operation would be undefined behaviour.
+template <class T>
+TENAX_HD inline T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+TENAX_HD inline T wrap_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+TENAX_HD inline T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
 struct Neg {
   template <class T>
   TENAX_HD T operator()(T x) const {
-    return -x;
+    if constexpr (is_int_v<T>)
+      return wrap_sub(T(0), x);
+    else
+      return -x;
   }
 };
 struct Conj {
@@ -86,7 +140,10 @@ struct Conj {
 struct Abs {
   template <class T>
   TENAX_HD real_t<T> operator()(T x) const {
-    return math::abs_(x);
+    if constexpr (is_int_v<T>)
+      return x < 0 ? wrap_sub(T(0), x) : x;  // |min| wraps to min, as in PyTorch
+    else
+      return math::abs_(x);
   }
 };
 struct Sign {
@@ -187,6 +244,40 @@ struct Relu {
     return x > T(0) || x != x ? x : T(0);  // NaN propagates (PyTorch and JAX agree)
   }
 };
+// The unary functors that are one math function.
+#define TENAX_MATH_FUNCTOR(N, F)       \
+  struct N {                           \
+    template <class T>                 \
+    TENAX_HD T operator()(T x) const { \
+      return math::F##_(x);            \
+    }                                  \
+  };
+TENAX_MATH_FUNCTOR(Tan, tan)
+TENAX_MATH_FUNCTOR(Asin, asin)
+TENAX_MATH_FUNCTOR(Acos, acos)
+TENAX_MATH_FUNCTOR(Atan, atan)
+TENAX_MATH_FUNCTOR(Sinh, sinh)
+TENAX_MATH_FUNCTOR(Cosh, cosh)
+TENAX_MATH_FUNCTOR(Asinh, asinh)
+TENAX_MATH_FUNCTOR(Acosh, acosh)
+TENAX_MATH_FUNCTOR(Atanh, atanh)
+TENAX_MATH_FUNCTOR(Log2, log2)
+TENAX_MATH_FUNCTOR(Log10, log10)
+TENAX_MATH_FUNCTOR(Erf, erf)
+TENAX_MATH_FUNCTOR(Erfc, erfc)
+TENAX_MATH_FUNCTOR(Floor, floor)
+TENAX_MATH_FUNCTOR(Ceil, ceil)
+TENAX_MATH_FUNCTOR(Round, rint)  // half to even, as NumPy and PyTorch
+TENAX_MATH_FUNCTOR(Trunc, trunc)
+#undef TENAX_MATH_FUNCTOR
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x, no loss for very negative x.
+struct Softplus {
+  template <class T>
+  TENAX_HD T operator()(T x) const {
+    const T ax = x < T(0) ? -x : x;
+    return (x > T(0) ? x : T(0)) + math::log1p_(math::exp_(-ax));
+  }
+};
 struct Real {
   template <class T>
   TENAX_HD real_t<T> operator()(T x) const {
@@ -223,19 +314,28 @@ struct Pow {
 struct Add {
   template <class T>
   TENAX_HD T operator()(T a, T b) const {
-    return a + b;
+    if constexpr (is_int_v<T>)
+      return wrap_add(a, b);
+    else
+      return a + b;
   }
 };
 struct Sub {
   template <class T>
   TENAX_HD T operator()(T a, T b) const {
-    return a - b;
+    if constexpr (is_int_v<T>)
+      return wrap_sub(a, b);
+    else
+      return a - b;
   }
 };
 struct Mul {
   template <class T>
   TENAX_HD T operator()(T a, T b) const {
-    return a * b;
+    if constexpr (is_int_v<T>)
+      return wrap_mul(a, b);
+    else
+      return a * b;
   }
 };
 struct Div {
@@ -254,6 +354,102 @@ struct Minimum {
   template <class T>
   TENAX_HD T operator()(T a, T b) const {
     return (a != a || a < b) ? a : b;
+  }
+};
+struct Atan2 {
+  template <class T>
+  TENAX_HD T operator()(T y, T x) const {
+    return math::atan2_(y, x);
+  }
+};
+struct Hypot {
+  template <class T>
+  TENAX_HD T operator()(T a, T b) const {
+    return math::hypot_(a, b);
+  }
+};
+// log(e^a + e^b) = max(a, b) + log1p(e^-|a - b|); equal arguments (both infinities of one sign
+// included, where a - b is NaN) give a + log 2. A NaN propagates.
+struct LogAddExp {
+  template <class T>
+  TENAX_HD T operator()(T a, T b) const {
+    if (a == b) return a + T(0.69314718055994530942);
+    const T m = a > b ? a : b;
+    const T d = a > b ? b - a : a - b;
+    return m + math::log1p_(math::exp_(d));
+  }
+};
+// Integer a / b and a % b are undefined for b == 0 and, for b == -1, where a / b overflows (the
+// hardware traps on both: SIGFPE). These give defined values instead: a / 0 and a % 0 are 0, as
+// NumPy; a / -1 wraps (-min is min) and a % -1 is 0.
+struct FloorDivide {
+  template <class T>
+  TENAX_HD T operator()(T a, T b) const {
+    static_assert(is_int_v<T>);
+    if (b == 0) return T(0);
+    if (b == -1) return wrap_sub(T(0), a);
+    const T q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;  // toward -inf
+  }
+};
+// C's fmod: the result has the sign of a (for integers: a % b, with b == 0 giving 0).
+struct Fmod {
+  template <class T>
+  TENAX_HD T operator()(T a, T b) const {
+    if constexpr (is_int_v<T>)
+      return (b == 0 || b == -1) ? T(0) : T(a % b);
+    else
+      return math::fmod_(a, b);
+  }
+};
+// Python's a % b: a - floor(a / b) b, with the sign of b (a zero result too: 4 % -2 is -0.0, as
+// NumPy); b == 0 gives NaN (integers: 0). Computed from the exact fmod: no rounding of a / b.
+struct Remainder {
+  template <class T>
+  TENAX_HD T operator()(T a, T b) const {
+    const T r = Fmod{}(a, b);
+    if constexpr (is_int_v<T>) {
+      return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+    } else {
+      if (r == T(0)) return math::copysign_(T(0), b);
+      return ((r < T(0)) != (b < T(0))) ? T(r + b) : r;
+    }
+  }
+};
+// clamp(x, lo, hi) = min(max(x, lo), hi) (hi where lo > hi, as PyTorch); a NaN x, lo or hi
+// propagates, in that order.
+struct Clamp {
+  template <class T>
+  TENAX_HD T operator()(T x, T lo, T hi) const {
+    if (x != x) return x;
+    if (lo != lo) return lo;
+    if (hi != hi) return hi;
+    const T t = x < lo ? lo : x;
+    return t > hi ? hi : t;
+  }
+};
+template <class S>
+struct ClampScalar {
+  S lo, hi;
+  template <class T>
+  TENAX_HD T operator()(T x) const {
+    return Clamp{}(x, T(lo), T(hi));
+  }
+};
+template <class S>
+struct RemainderScalar {
+  S s;
+  template <class T>
+  TENAX_HD T operator()(T a) const {
+    return Remainder{}(a, T(s));
+  }
+};
+template <class S>
+struct FmodScalar {
+  S s;
+  template <class T>
+  TENAX_HD T operator()(T a) const {
+    return Fmod{}(a, T(s));
   }
 };
 template <class S>

@@ -45,6 +45,14 @@ Tensor<T> sigmoid(const Tensor<T>& x);
 template <RealFloating T>
 Tensor<T> relu(const Tensor<T>& x);
 template <Floating T>
+Tensor<T> sinh(const Tensor<T>& x);
+template <Floating T>
+Tensor<T> cosh(const Tensor<T>& x);
+template <RealFloating T>
+Tensor<T> floor(const Tensor<T>& x);
+template <RealFloating T>
+Tensor<T> trunc(const Tensor<T>& x);
+template <Floating T>
 RealTensor<T> real(const Tensor<T>& x);
 template <Floating T>
 RealTensor<T> imag(const Tensor<T>& x);
