@@ -188,6 +188,21 @@ void expect_device_matches(const Tensor<T>& got_dev, const Tensor<T>& want, cons
   }
 }
 
+// The unary ops with real and complex dtypes.
+template <class T>
+std::vector<std::pair<std::string, std::function<Tensor<T>(const Tensor<T>&)>>> floating_unary() {
+  return {{"tan", [](const Tensor<T>& v) { return tx::tan(v); }},
+          {"asin", [](const Tensor<T>& v) { return tx::asin(v); }},
+          {"acos", [](const Tensor<T>& v) { return tx::acos(v); }},
+          {"atan", [](const Tensor<T>& v) { return tx::atan(v); }},
+          {"sinh", [](const Tensor<T>& v) { return tx::sinh(v); }},
+          {"cosh", [](const Tensor<T>& v) { return tx::cosh(v); }},
+          {"asinh", [](const Tensor<T>& v) { return tx::asinh(v); }},
+          {"acosh", [](const Tensor<T>& v) { return tx::acosh(v); }},
+          {"atanh", [](const Tensor<T>& v) { return tx::atanh(v); }},
+          {"log10", [](const Tensor<T>& v) { return tx::log10(v); }}};
+}
+
 template <class T>
 void elementwise_real_family() {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
@@ -197,29 +212,19 @@ void elementwise_real_family() {
   const Tensor<T> a = tx::cast<T>(Tensor<double>::from_col_major({n, 1}, e)), b = a.mT();  // all pairs
   const auto xd = x.to(gpu), ad = a.to(gpu), bd = b.to(gpu);
 #define TENAX_DEVICE_CASE(CALL_D, CALL_H) expect_device_matches(CALL_D, CALL_H, #CALL_H)
-  for (const auto& [name, f] : std::vector<std::pair<std::string, std::function<Tensor<T>(const Tensor<T>&)>>>{
-           {"tan", [](const Tensor<T>& v) { return tx::tan(v); }},
-           {"asin", [](const Tensor<T>& v) { return tx::asin(v); }},
-           {"acos", [](const Tensor<T>& v) { return tx::acos(v); }},
-           {"atan", [](const Tensor<T>& v) { return tx::atan(v); }},
-           {"sinh", [](const Tensor<T>& v) { return tx::sinh(v); }},
-           {"cosh", [](const Tensor<T>& v) { return tx::cosh(v); }},
-           {"asinh", [](const Tensor<T>& v) { return tx::asinh(v); }},
-           {"acosh", [](const Tensor<T>& v) { return tx::acosh(v); }},
-           {"atanh", [](const Tensor<T>& v) { return tx::atanh(v); }},
-           {"log2", [](const Tensor<T>& v) { return tx::log2(v); }},
-           {"log10", [](const Tensor<T>& v) { return tx::log10(v); }},
-           {"erf", [](const Tensor<T>& v) { return tx::erf(v); }},
-           {"erfc", [](const Tensor<T>& v) { return tx::erfc(v); }},
-           {"softplus", [](const Tensor<T>& v) { return tx::softplus(v); }},
-           {"floor", [](const Tensor<T>& v) { return tx::floor(v); }},
-           {"ceil", [](const Tensor<T>& v) { return tx::ceil(v); }},
-           {"round", [](const Tensor<T>& v) { return tx::round(v); }},
-           {"trunc", [](const Tensor<T>& v) { return tx::trunc(v); }},
-           {"clamp", [](const Tensor<T>& v) { return tx::clamp(v, T(-1), T(2)); }},
-           {"remainder scalar", [](const Tensor<T>& v) { return tx::remainder(v, T(-0.75)); }},
-           {"fmod scalar", [](const Tensor<T>& v) { return tx::fmod(v, T(0.75)); }}})
-    expect_device_matches(f(xd), f(x), name);
+  auto ops = floating_unary<T>();
+  ops.insert(ops.end(), {{"log2", [](const Tensor<T>& v) { return tx::log2(v); }},
+                         {"erf", [](const Tensor<T>& v) { return tx::erf(v); }},
+                         {"erfc", [](const Tensor<T>& v) { return tx::erfc(v); }},
+                         {"softplus", [](const Tensor<T>& v) { return tx::softplus(v); }},
+                         {"floor", [](const Tensor<T>& v) { return tx::floor(v); }},
+                         {"ceil", [](const Tensor<T>& v) { return tx::ceil(v); }},
+                         {"round", [](const Tensor<T>& v) { return tx::round(v); }},
+                         {"trunc", [](const Tensor<T>& v) { return tx::trunc(v); }},
+                         {"clamp", [](const Tensor<T>& v) { return tx::clamp(v, T(-1), T(2)); }},
+                         {"remainder scalar", [](const Tensor<T>& v) { return tx::remainder(v, T(-0.75)); }},
+                         {"fmod scalar", [](const Tensor<T>& v) { return tx::fmod(v, T(0.75)); }}});
+  for (const auto& [name, f] : ops) expect_device_matches(f(xd), f(x), name);
   TENAX_DEVICE_CASE(tx::atan2(ad, bd), tx::atan2(a, b));
   TENAX_DEVICE_CASE(tx::hypot(ad, bd), tx::hypot(a, b));
   TENAX_DEVICE_CASE(tx::logaddexp(ad, bd), tx::logaddexp(a, b));
@@ -246,18 +251,7 @@ void elementwise_complex_family() {
                             T(0.5, 0.5), T(3, -4),   T(1, 0),       T(R(inf), 1), T(1, R(inf))};
   const Tensor<T> z = Tensor<T>::from_col_major({static_cast<std::int64_t>(e.size())}, e);
   const auto zd = z.to(gpu);
-  for (const auto& [name, f] : std::vector<std::pair<std::string, std::function<Tensor<T>(const Tensor<T>&)>>>{
-           {"tan", [](const Tensor<T>& v) { return tx::tan(v); }},
-           {"asin", [](const Tensor<T>& v) { return tx::asin(v); }},
-           {"acos", [](const Tensor<T>& v) { return tx::acos(v); }},
-           {"atan", [](const Tensor<T>& v) { return tx::atan(v); }},
-           {"sinh", [](const Tensor<T>& v) { return tx::sinh(v); }},
-           {"cosh", [](const Tensor<T>& v) { return tx::cosh(v); }},
-           {"asinh", [](const Tensor<T>& v) { return tx::asinh(v); }},
-           {"acosh", [](const Tensor<T>& v) { return tx::acosh(v); }},
-           {"atanh", [](const Tensor<T>& v) { return tx::atanh(v); }},
-           {"log10", [](const Tensor<T>& v) { return tx::log10(v); }}})
-    expect_device_matches(f(zd), f(z), name);
+  for (const auto& [name, f] : floating_unary<T>()) expect_device_matches(f(zd), f(z), name);
 }
 
 template <class I>

@@ -428,9 +428,10 @@ struct Clamp {
     return t > hi ? hi : t;
   }
 };
-template <class S>
+// Scalar bounds, held as double (real dtypes only: a float bound converts exactly): one functor for
+// every dtype, with two members (device_functor converts the one-member functors F<S>).
 struct ClampScalar {
-  S lo, hi;
+  double lo, hi;
   template <class T>
   TENAX_HD T operator()(T x) const {
     return Clamp{}(x, T(lo), T(hi));

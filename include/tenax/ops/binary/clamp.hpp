@@ -42,7 +42,9 @@ struct ClampScalar {
   static constexpr const char* name = "clamp";
   static constexpr bool saves_outputs = false;
   T lo, hi;
-  Tensor<T> forward(const Tensor<T>& x) const { return detail::map<T>(name, fn::ClampScalar<T>{lo, hi}, x); }
+  Tensor<T> forward(const Tensor<T>& x) const {
+    return detail::map<T>(name, fn::ClampScalar{static_cast<double>(lo), static_cast<double>(hi)}, x);
+  }
   template <class C>
   auto jvp(const C& c) const {
     return clamp_detail::masked(inside(c.x0()), c.dx0());

@@ -1,60 +1,21 @@
 #pragma once
-// fmod(a, b): C's fmod, a - trunc(a / b) b, with the sign of a; b == 0 gives NaN (integers:
-// 0, see fn::FloorDivide). Real (with derivatives) and int32/int64.
+// fmod(a, b): a - trunc(a / b) b, with the sign of a (C's fmod); b == 0 gives NaN (integers: 0,
+// see fn::FloorDivide). Real (with derivatives) and int32/int64, with broadcasting, or a scalar b.
 #include <type_traits>
-#include <utility>
 
-#include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
-#include "tenax/ops/binary/slopes.hpp"
+#include "tenax/ops/binary/modulo.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Fmod {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+struct Fmod : Modulo<Fmod, fn::Fmod> {
   static constexpr const char* name = "fmod";
-  static constexpr bool saves_outputs = false;
   template <class T>
-  Tensor<T> forward(const Tensor<T>& a, const Tensor<T>& b) const {
-    return detail::map<T>(name, fn::Fmod{}, a, b);
-  }
-  // y = a - trunc(a / b) b: dy = da - trunc(a / b) db (trunc's derivative is 0); ga = sum_to(gy),
-  // gb = sum_to(-trunc(a / b) gy).
-  template <class C>
-  auto jvp(const C& c) const {
-    return detail::tangent_by_slopes(c, std::remove_cvref_t<decltype(c.x0())>{}, slope(c.x0(), c.x1()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return detail::cotangents_by_slopes(c, std::remove_cvref_t<decltype(c.x0())>{}, slope(c.x0(), c.x1()));
-  }
-
- private:
-  template <class T>
-  static Tensor<T> slope(const Tensor<T>& a, const Tensor<T>& b) {
-    return neg(trunc(div(a, b)));
-  }
-};
-
-// a fmod s: dy = da; ga = gy.
-template <class T>
-struct FmodScalar {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
-  static constexpr const char* name = "fmod";
-  static constexpr bool saves_outputs = false;
-  T s;
-  Tensor<T> forward(const Tensor<T>& a) const { return detail::map<T>(name, fn::FmodScalar<T>{s}, a); }
-  template <class C>
-  auto jvp(const C& c) const {
-    return c.dx0();
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return c.gy0();
+  static Tensor<T> round(const Tensor<T>& q) {
+    return trunc(q);
   }
 };
 
@@ -62,18 +23,12 @@ struct FmodScalar {
 
 template <RealNumber T>
 Tensor<T> fmod(const Tensor<T>& a, const Tensor<T>& b) {
-  if constexpr (Integer<T>)
-    return detail::apply_nondiff(ops::Fmod{}, a, b);
-  else
-    return detail::apply(ops::Fmod{}, a, b);
+  return ops::apply_modulo(ops::Fmod{}, a, b);
 }
 
 template <RealNumber T>
 Tensor<T> fmod(const Tensor<T>& a, std::type_identity_t<T> s) {
-  if constexpr (Integer<T>)
-    return detail::apply_nondiff(ops::FmodScalar<T>{s}, a);
-  else
-    return detail::apply(ops::FmodScalar<T>{s}, a);
+  return ops::apply_modulo(ops::ModuloScalar<ops::Fmod, fn::FmodScalar<T>>{{s}}, a);
 }
 
 // Explicit instances (core/instances.hpp): the library compiles these; includers link them.

@@ -4,7 +4,6 @@
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/binary/slopes.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -12,28 +11,11 @@
 namespace tenax {
 namespace ops {
 
-struct Hypot {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = hypot(a, b): dy = (a da + b db) / y; ga = sum_to(a gy / y), gb = sum_to(b gy / y). NaN at
+// a = b = 0 (0 / 0), as PyTorch.
+struct Hypot : BySlopes<Hypot, fn::Hypot> {
   static constexpr const char* name = "hypot";
   static constexpr bool saves_outputs = true;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& a, const Tensor<T>& b) const {
-    return detail::map<T>(name, fn::Hypot{}, a, b);
-  }
-  // y = hypot(a, b): dy = (a da + b db) / y; ga = sum_to(a gy / y), gb = sum_to(b gy / y). NaN at
-  // a = b = 0 (0 / 0), as PyTorch.
-  template <class C>
-  auto jvp(const C& c) const {
-    const auto [wa, wb] = slopes(c);
-    return detail::tangent_by_slopes(c, wa, wb);
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    const auto [wa, wb] = slopes(c);
-    return detail::cotangents_by_slopes(c, wa, wb);
-  }
-
- private:
   template <class C>
   static auto slopes(const C& c) {
     return std::pair{div(c.x0(), c.y0()), div(c.x1(), c.y0())};

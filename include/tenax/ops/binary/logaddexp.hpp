@@ -4,7 +4,6 @@
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/binary/slopes.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -12,28 +11,11 @@
 namespace tenax {
 namespace ops {
 
-struct LogAddExp {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = log(e^a + e^b): dy = sigmoid(a - b) da + sigmoid(b - a) db (e^(a - y) and e^(b - y),
+// finite where a or b is infinite); the cotangents likewise. NaN where a = b = +-inf.
+struct LogAddExp : BySlopes<LogAddExp, fn::LogAddExp> {
   static constexpr const char* name = "logaddexp";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& a, const Tensor<T>& b) const {
-    return detail::map<T>(name, fn::LogAddExp{}, a, b);
-  }
-  // y = log(e^a + e^b): dy = sigmoid(a - b) da + sigmoid(b - a) db (e^(a - y) and e^(b - y),
-  // finite where a or b is infinite); the cotangents likewise. NaN where a = b = +-inf.
-  template <class C>
-  auto jvp(const C& c) const {
-    const auto [wa, wb] = slopes(c);
-    return detail::tangent_by_slopes(c, wa, wb);
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    const auto [wa, wb] = slopes(c);
-    return detail::cotangents_by_slopes(c, wa, wb);
-  }
-
- private:
   template <class C>
   static auto slopes(const C& c) {
     return std::pair{sigmoid(sub(c.x0(), c.x1())), sigmoid(sub(c.x1(), c.x0()))};

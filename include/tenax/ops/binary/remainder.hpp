@@ -1,60 +1,22 @@
 #pragma once
-// remainder(a, b): a - floor(a / b) b, with the sign of b (Python's %, as PyTorch and NumPy);
-// b == 0 gives NaN (integers: 0, see fn::FloorDivide). Real (with derivatives) and int32/int64.
+// remainder(a, b): a - floor(a / b) b, with the sign of b (Python's %, as PyTorch and NumPy); b == 0
+// gives NaN (integers: 0, see fn::FloorDivide). Real (with derivatives) and int32/int64, with
+// broadcasting, or a scalar b.
 #include <type_traits>
-#include <utility>
 
-#include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
-#include "tenax/ops/binary/slopes.hpp"
+#include "tenax/ops/binary/modulo.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Remainder {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+struct Remainder : Modulo<Remainder, fn::Remainder> {
   static constexpr const char* name = "remainder";
-  static constexpr bool saves_outputs = false;
   template <class T>
-  Tensor<T> forward(const Tensor<T>& a, const Tensor<T>& b) const {
-    return detail::map<T>(name, fn::Remainder{}, a, b);
-  }
-  // y = a - floor(a / b) b: dy = da - floor(a / b) db (floor's derivative is 0); ga = sum_to(gy),
-  // gb = sum_to(-floor(a / b) gy).
-  template <class C>
-  auto jvp(const C& c) const {
-    return detail::tangent_by_slopes(c, std::remove_cvref_t<decltype(c.x0())>{}, slope(c.x0(), c.x1()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return detail::cotangents_by_slopes(c, std::remove_cvref_t<decltype(c.x0())>{}, slope(c.x0(), c.x1()));
-  }
-
- private:
-  template <class T>
-  static Tensor<T> slope(const Tensor<T>& a, const Tensor<T>& b) {
-    return neg(floor(div(a, b)));
-  }
-};
-
-// a remainder s: dy = da; ga = gy.
-template <class T>
-struct RemainderScalar {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
-  static constexpr const char* name = "remainder";
-  static constexpr bool saves_outputs = false;
-  T s;
-  Tensor<T> forward(const Tensor<T>& a) const { return detail::map<T>(name, fn::RemainderScalar<T>{s}, a); }
-  template <class C>
-  auto jvp(const C& c) const {
-    return c.dx0();
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return c.gy0();
+  static Tensor<T> round(const Tensor<T>& q) {
+    return floor(q);
   }
 };
 
@@ -62,18 +24,12 @@ struct RemainderScalar {
 
 template <RealNumber T>
 Tensor<T> remainder(const Tensor<T>& a, const Tensor<T>& b) {
-  if constexpr (Integer<T>)
-    return detail::apply_nondiff(ops::Remainder{}, a, b);
-  else
-    return detail::apply(ops::Remainder{}, a, b);
+  return ops::apply_modulo(ops::Remainder{}, a, b);
 }
 
 template <RealNumber T>
 Tensor<T> remainder(const Tensor<T>& a, std::type_identity_t<T> s) {
-  if constexpr (Integer<T>)
-    return detail::apply_nondiff(ops::RemainderScalar<T>{s}, a);
-  else
-    return detail::apply(ops::RemainderScalar<T>{s}, a);
+  return ops::apply_modulo(ops::ModuloScalar<ops::Remainder, fn::RemainderScalar<T>>{{s}}, a);
 }
 
 // Explicit instances (core/instances.hpp): the library compiles these; includers link them.

@@ -1,33 +1,47 @@
 #pragma once
-// The rules of a broadcasting binary op y = f(a, b) given its slopes wa = df/da and wb = df/db
-// (tensors that broadcast to y; an undefined slope stands for 1): dy = wa da + wb db, and the
-// real cotangents ga = sum_to(wa gy, a), gb = sum_to(wb gy, b). For real ops (no conj).
+// The forward and rules of a real broadcasting binary op y = f(a, b) given its functor Fn and its
+// slopes wa = df/da and wb = df/db: Op::slopes(c) returns {wa, wb} (tensors that broadcast to y;
+// an undefined slope stands for 1). Then dy = wa da + wb db, and ga = sum_to(wa gy, a),
+// gb = sum_to(wb gy, b). The slopes are written with public ops, so the rules are differentiable
+// again. Op derives from BySlopes<Op, Fn> and names itself, as every op does.
 #include <tuple>
+#include <type_traits>
 
 #include "tenax/core/tensor.hpp"
+#include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
 
-namespace tenax::detail {
+namespace tenax::ops {
 
-template <class T>
-Tensor<T> times_slope(const Tensor<T>& w, const Tensor<T>& v) {
-  return w.defined() ? mul(w, v) : v;
-}
+template <class Op, class Fn>
+struct BySlopes {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& a, const Tensor<T>& b) const {
+    return detail::map<T>(Op::name, Fn{}, a, b);
+  }
+  template <class C>
+  auto jvp(const C& c) const {
+    const auto [wa, wb] = Op::slopes(c);
+    std::remove_cvref_t<decltype(wa)> r;
+    if (c.dx0().defined()) r = times(wa, c.dx0());
+    if (c.dx1().defined()) r = detail::accumulate(r, times(wb, c.dx1()));
+    return broadcast_to(r, c.y0().shape());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    const auto [wa, wb] = Op::slopes(c);
+    std::remove_cvref_t<decltype(wa)> ga, gb;
+    if (c.needs(0)) ga = sum_to(times(wa, c.gy0()), c.x0().shape());
+    if (c.needs(1)) gb = sum_to(times(wb, c.gy0()), c.x1().shape());
+    return std::tuple{ga, gb};
+  }
 
-template <class C, class T>
-Tensor<T> tangent_by_slopes(const C& c, const Tensor<T>& wa, const Tensor<T>& wb) {
-  Tensor<T> r;
-  if (c.dx0().defined()) r = times_slope(wa, c.dx0());
-  if (c.dx1().defined()) r = accumulate(r, times_slope(wb, c.dx1()));
-  return broadcast_to(r, c.y0().shape());
-}
+ private:
+  template <class T>
+  static Tensor<T> times(const Tensor<T>& w, const Tensor<T>& v) {
+    return w.defined() ? mul(w, v) : v;
+  }
+};
 
-template <class C, class T>
-std::tuple<Tensor<T>, Tensor<T>> cotangents_by_slopes(const C& c, const Tensor<T>& wa, const Tensor<T>& wb) {
-  Tensor<T> ga, gb;
-  if (c.needs(0)) ga = sum_to(times_slope(wa, c.gy0()), c.x0().shape());
-  if (c.needs(1)) gb = sum_to(times_slope(wb, c.gy0()), c.x1().shape());
-  return std::tuple{ga, gb};
-}
-
-}  // namespace tenax::detail
+}  // namespace tenax::ops

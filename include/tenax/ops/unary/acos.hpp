@@ -1,33 +1,18 @@
 #pragma once
-// acos: elementwise op (real and complex).
+// acos: elementwise acos, with derivatives (real and complex).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Acos {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = acos x: dy = -dx / sqrt(1 - x^2); gx = conj(-1 / sqrt(1 - x^2)) gy.
+struct Acos : BySlope<Acos, fn::Acos> {
   static constexpr const char* name = "acos";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Acos{}, x);
-  }
-  // y = acos x: dy = -dx / sqrt(1 - x^2); gx = conj(-1 / sqrt(1 - x^2)) gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), conj(slope(c.x0())));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return neg(rsqrt(rsub(square(x), T(1))));

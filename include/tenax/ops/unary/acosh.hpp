@@ -1,34 +1,19 @@
 #pragma once
-// acosh: elementwise op (real and complex).
+// acosh: elementwise acosh, with derivatives (real and complex).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Acosh {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = acosh x: dy = dx / (sqrt(x - 1) sqrt(x + 1)) (sqrt(x^2 - 1) for real x > 1; the
+// product is the principal branch's derivative for complex x); gx = conj of that, times gy.
+struct Acosh : BySlope<Acosh, fn::Acosh> {
   static constexpr const char* name = "acosh";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Acosh{}, x);
-  }
-  // y = acosh x: dy = dx / (sqrt(x - 1) sqrt(x + 1)) (sqrt(x^2 - 1) for real x > 1; the
-  // product is the principal branch's derivative for complex x); gx = conj of that, times gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), conj(slope(c.x0())));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return rdiv(mul(sqrt(add(x, T(-1))), sqrt(add(x, T(1)))), T(1));

@@ -1,33 +1,18 @@
 #pragma once
-// asinh: elementwise op (real and complex).
+// asinh: elementwise asinh, with derivatives (real and complex).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Asinh {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = asinh x: dy = dx / sqrt(x^2 + 1); gx = conj(1 / sqrt(x^2 + 1)) gy.
+struct Asinh : BySlope<Asinh, fn::Asinh> {
   static constexpr const char* name = "asinh";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Asinh{}, x);
-  }
-  // y = asinh x: dy = dx / sqrt(x^2 + 1); gx = conj(1 / sqrt(x^2 + 1)) gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), conj(slope(c.x0())));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return rsqrt(add(square(x), T(1)));

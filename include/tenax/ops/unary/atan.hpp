@@ -1,33 +1,18 @@
 #pragma once
-// atan: elementwise op (real and complex).
+// atan: elementwise atan, with derivatives (real and complex).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Atan {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = atan x: dy = dx / (1 + x^2); gx = conj(1 / (1 + x^2)) gy.
+struct Atan : BySlope<Atan, fn::Atan> {
   static constexpr const char* name = "atan";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Atan{}, x);
-  }
-  // y = atan x: dy = dx / (1 + x^2); gx = conj(1 / (1 + x^2)) gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), conj(slope(c.x0())));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return rdiv(add(square(x), T(1)), T(1));

@@ -1,33 +1,18 @@
 #pragma once
-// atanh: elementwise op (real and complex).
+// atanh: elementwise atanh, with derivatives (real and complex).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Atanh {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = atanh x: dy = dx / (1 - x^2); gx = conj(1 / (1 - x^2)) gy.
+struct Atanh : BySlope<Atanh, fn::Atanh> {
   static constexpr const char* name = "atanh";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Atanh{}, x);
-  }
-  // y = atanh x: dy = dx / (1 - x^2); gx = conj(1 / (1 - x^2)) gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), conj(slope(c.x0())));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return rdiv(rsub(square(x), T(1)), T(1));

@@ -2,7 +2,6 @@
 // ceil: the smallest integer not below x (real).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/unary/piecewise_constant.hpp"
@@ -10,14 +9,8 @@
 namespace tenax {
 namespace ops {
 
-struct Ceil : PiecewiseConstant {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+struct Ceil : PiecewiseConstant<Ceil, fn::Ceil> {
   static constexpr const char* name = "ceil";
-  static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Ceil{}, x);
-  }
 };
 
 }  // namespace ops

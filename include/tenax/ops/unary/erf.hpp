@@ -1,33 +1,18 @@
 #pragma once
-// erf: elementwise op (real).
+// erf: elementwise erf, with derivatives (real).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Erf {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = erf x: dy = (2 / sqrt(pi)) exp(-x^2) dx; gx = (2 / sqrt(pi)) exp(-x^2) gy.
+struct Erf : BySlope<Erf, fn::Erf> {
   static constexpr const char* name = "erf";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Erf{}, x);
-  }
-  // y = erf x: dy = (2 / sqrt(pi)) exp(-x^2) dx; gx = (2 / sqrt(pi)) exp(-x^2) gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), slope(c.x0()));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return mul(exp(neg(square(x))), T(1.12837916709551257390));

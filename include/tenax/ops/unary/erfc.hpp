@@ -1,33 +1,18 @@
 #pragma once
-// erfc: elementwise op (real).
+// erfc: elementwise erfc, with derivatives (real).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Erfc {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = erfc x = 1 - erf x: dy = -(2 / sqrt(pi)) exp(-x^2) dx; gx likewise.
+struct Erfc : BySlope<Erfc, fn::Erfc> {
   static constexpr const char* name = "erfc";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Erfc{}, x);
-  }
-  // y = erfc x = 1 - erf x: dy = -(2 / sqrt(pi)) exp(-x^2) dx; gx likewise.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), slope(c.x0()));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return mul(exp(neg(square(x))), T(-1.12837916709551257390));

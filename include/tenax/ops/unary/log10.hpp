@@ -1,33 +1,18 @@
 #pragma once
-// log10: elementwise op (real and complex).
+// log10: elementwise log10, with derivatives (real and complex).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Log10 {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = log10 x = log(x) / log 10: dy = dx / (x log 10); gx = conj(1 / (x log 10)) gy.
+struct Log10 : BySlope<Log10, fn::Log10> {
   static constexpr const char* name = "log10";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Log10{}, x);
-  }
-  // y = log10 x = log(x) / log 10: dy = dx / (x log 10); gx = conj(1 / (x log 10)) gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), conj(slope(c.x0())));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return rdiv(mul(x, T(2.30258509299404568402)), T(1));

@@ -1,33 +1,18 @@
 #pragma once
-// log2: elementwise op (real).
+// log2: elementwise log2, with derivatives (real).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Log2 {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = log2 x = log(x) / log 2: dy = dx / (x log 2); gx = gy / (x log 2).
+struct Log2 : BySlope<Log2, fn::Log2> {
   static constexpr const char* name = "log2";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Log2{}, x);
-  }
-  // y = log2 x = log(x) / log 2: dy = dx / (x log 2); gx = gy / (x log 2).
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), slope(c.x0()));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return rdiv(mul(x, T(0.69314718055994530942)), T(1));

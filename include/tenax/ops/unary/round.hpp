@@ -2,7 +2,6 @@
 // round: the nearest integer, halves to even (NumPy and PyTorch; real).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/unary/piecewise_constant.hpp"
@@ -10,14 +9,8 @@
 namespace tenax {
 namespace ops {
 
-struct Round : PiecewiseConstant {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+struct Round : PiecewiseConstant<Round, fn::Round> {
   static constexpr const char* name = "round";
-  static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Round{}, x);
-  }
 };
 
 }  // namespace ops

@@ -1,33 +1,18 @@
 #pragma once
-// sinh: elementwise op (real and complex).
+// sinh: elementwise sinh, with derivatives (real and complex).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Sinh {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = sinh x: dy = cosh(x) dx; gx = conj(cosh x) gy.
+struct Sinh : BySlope<Sinh, fn::Sinh> {
   static constexpr const char* name = "sinh";
   static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Sinh{}, x);
-  }
-  // y = sinh x: dy = cosh(x) dx; gx = conj(cosh x) gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.x0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), conj(slope(c.x0())));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& x) {
     return cosh(x);

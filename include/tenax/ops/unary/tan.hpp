@@ -1,33 +1,18 @@
 #pragma once
-// tan: elementwise op (real and complex).
+// tan: elementwise tan, with derivatives (real and complex).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
+#include "tenax/ops/unary/by_slope.hpp"
 
 namespace tenax {
 namespace ops {
 
-struct Tan {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+// y = tan x: dy = (1 + y^2) dx; gx = conj(1 + y^2) gy.
+struct Tan : BySlope<Tan, fn::Tan> {
   static constexpr const char* name = "tan";
   static constexpr bool saves_outputs = true;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Tan{}, x);
-  }
-  // y = tan x: dy = (1 + y^2) dx; gx = conj(1 + y^2) gy.
-  template <class C>
-  auto jvp(const C& c) const {
-    return mul(c.dx0(), slope(c.y0()));
-  }
-  template <class C>
-  auto vjp(const C& c) const {
-    return mul(c.gy0(), conj(slope(c.y0())));
-  }
-
- private:
   template <class T>
   static Tensor<T> slope(const Tensor<T>& y) {
     return add(square(y), T(1));

@@ -2,7 +2,6 @@
 // trunc: x rounded toward zero (real).
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
-#include "tenax/kernels/map.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/unary/piecewise_constant.hpp"
@@ -10,14 +9,8 @@
 namespace tenax {
 namespace ops {
 
-struct Trunc : PiecewiseConstant {
-  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+struct Trunc : PiecewiseConstant<Trunc, fn::Trunc> {
   static constexpr const char* name = "trunc";
-  static constexpr bool saves_outputs = false;
-  template <class T>
-  Tensor<T> forward(const Tensor<T>& x) const {
-    return detail::map<T>(name, fn::Trunc{}, x);
-  }
 };
 
 }  // namespace ops
