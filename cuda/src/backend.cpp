@@ -9,6 +9,7 @@
 #include "tenax/backend/cuda.hpp"
 #include "tenax/backend/generic_linalg.hpp"
 #include "tenax/core/tensor.hpp"
+#include "tenax/kernels/lines.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/reduce.hpp"
 
@@ -67,6 +68,12 @@ void cuda_reduce(Combine combine, T init, const ReduceLaunch<T, T>& r) {
   cuda::reduce<T, Combine>(x.device().index, combine, init, l);
 }
 
+// Scans and arg-reductions: one thread per line (cuda/src/scan.cu).
+template <class Out, class In, class F>
+void cuda_lines(const F& f, const LineLaunch& l) {
+  cuda::lines<Out, In, F>(l.device, f, l.loop);
+}
+
 using c64 = std::complex<float>;
 using c128 = std::complex<double>;
 
@@ -91,6 +98,12 @@ void register_reductions() {
 #define TENAX_REDUCE(T, C) ReduceKernel<T, T, C>::on[kCuda] = &cuda_reduce<T, C>;
 #include "reduce.inc"
 #undef TENAX_REDUCE
+}
+
+void register_lines() {
+#define TENAX_LINES(O, I, F) LineKernel<O, I, F>::on[kCuda] = &cuda_lines<O, I, F>;
+#include "scan.inc"
+#undef TENAX_LINES
 }
 
 char flag(auto e) { return static_cast<char>(e); }
@@ -280,6 +293,7 @@ void add_linked_backends(DeviceTable& table) {
   FillKernel<c128>::on[kCuda] = &cuda_fill<c128>;
   register_maps();
   register_reductions();
+  register_lines();
 }
 
 }  // namespace tenax::detail

@@ -47,6 +47,8 @@
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
 #include "tenax/ops/operators.hpp"
+#include "tenax/ops/reduce/argmax.hpp"
+#include "tenax/ops/reduce/cumulative.hpp"
 #include "tenax/ops/reduce/extremum.hpp"
 #include "tenax/ops/reduce/moments.hpp"
 #include "tenax/ops/reduce/prod.hpp"

@@ -111,6 +111,14 @@ inline std::vector<OpCall> every_op_calls() {
       {"add", outputs_of([=](Device d) {
          return std::tuple{add(x(d), y(d)), add(x(d), 2.0), add(i32(d, 49), i32(d, 50)), add(i64(d, 49), i64(d, 50))};
        })},
+      {"argmax", outputs_of([=](Device d) {
+         return std::tuple{argmax(signed_x(d)), argmax(signed_x(d), 1), argmax(signed_x(d).mT(), 0, true),
+                           argmax(cast<std::int32_t>(mul(signed_x(d), 3.0)), 0)};
+       })},
+      {"argmin", outputs_of([=](Device d) {
+         return std::tuple{argmin(signed_x(d)), argmin(signed_x(d), 0), argmin(signed_x(d), -1, true),
+                           argmin(cast<std::int64_t>(mul(signed_x(d), 3.0)), 1)};
+       })},
       {"broadcast_to", outputs_of([](Device d) {
          return contiguous(broadcast_to(real_in({3, 1}, 15, d), {3, 5}));
        })},
@@ -139,6 +147,13 @@ inline std::vector<OpCall> every_op_calls() {
        })},
       {"contiguous", outputs_of([=](Device d) { return contiguous(x(d).mT()); })},
       {"cos", outputs_of([=](Device d) { return cos(x(d)); })},
+      {"cumprod", outputs_of([=](Device d) {
+         return std::tuple{cumprod(signed_x(d), 0), cumprod(signed_x(d).mT(), 1),
+                           cumprod(complex_in({3, 4}, 16, d), -1)};
+       })},
+      {"cumsum", outputs_of([=](Device d) {
+         return std::tuple{cumsum(signed_x(d), 1), cumsum(signed_x(d).mT(), 0), cumsum(complex_in({3, 4}, 17, d), 0)};
+       })},
       {"det", outputs_of([](Device d) { return la::det(general(d)); })},
       {"diag", outputs_of([](Device d) {
          return std::tuple{diag(real_in({4}, 17, d)), diag(real_in({4, 4}, 18, d))};

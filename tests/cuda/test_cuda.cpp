@@ -327,6 +327,42 @@ TEST(Cuda, ReductionsMatchTheCpu) {
   reduce_family<C>();
 }
 
+// Scans and arg-reductions along every axis of strided inputs: the device's one thread per line
+// sums and multiplies in the CPU's order (exact for argmax/argmin); cumprod's gradient with zeros.
+template <class T>
+void scan_family() {
+  const auto x = input<T>({6, 5, 4}, 61, -1.5, 1.5);
+  const auto xd = x.to(gpu);
+  for (int a = 0; a < 3; ++a) {
+    const std::string at = " axis " + std::to_string(a);
+    expect_device_close(tx::cumsum(xd, a), tx::cumsum(x, a), tol<T>(), "cumsum" + at);
+    expect_device_close(tx::cumprod(tx::permute(xd, {2, 0, 1}), a), tx::cumprod(tx::permute(x, {2, 0, 1}), a), tol<T>(),
+                        "cumprod of a permuted view" + at);
+    if constexpr (!tx::is_complex_v<T>) {
+      EXPECT_EQ(tx::argmax(xd, a).to(tx::Device::cpu()).to_vector(), tx::argmax(x, a).to_vector()) << at;
+      EXPECT_EQ(tx::argmin(tx::slice(xd, 0, 1, 6, 2), a, true).to(tx::Device::cpu()).to_vector(),
+                tx::argmin(tx::slice(x, 0, 1, 6, 2), a, true).to_vector())
+          << at;
+    }
+  }
+  if constexpr (!tx::is_complex_v<T>) {
+    EXPECT_EQ(tx::argmax(xd).to(tx::Device::cpu()).item(), tx::argmax(x).item());
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    const auto n = Tensor<T>::from_col_major({4}, {T(1), nan, T(3), nan});
+    EXPECT_EQ(tx::argmax(n.to(gpu)).to(tx::Device::cpu()).item(), 1);
+  }
+  const auto z = Tensor<T>::from_col_major({4, 2}, {T(2), T(0), T(3), T(0.5), T(0), T(1.5), T(0), T(2)});
+  const auto loss = [](const Tensor<T>& v) { return tx::sum(tx::mul(tx::cumprod(v, 0), v)); };
+  expect_device_close(tx::grad(loss, z.to(gpu)), tx::grad(loss, z), tol<T>(), "cumprod gradient with zeros");
+}
+
+TEST(Cuda, ScansAndArgReductionsMatchTheCpu) {
+  REQUIRE_GPU();
+  scan_family<float>();
+  scan_family<double>();
+  scan_family<C>();
+}
+
 template <class T>
 void matmul_family() {
   const auto a = input<T>({5, 7, 3}, 51), b = input<T>({7, 4, 3}, 52), b1 = input<T>({7, 4}, 53);

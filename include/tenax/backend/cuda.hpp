@@ -25,6 +25,10 @@ void synchronize(int index = 0);
 
 }  // namespace tenax::cuda
 
+namespace tenax::detail {
+struct LineLoop;  // kernels/line_loop.hpp
+}  // namespace tenax::detail
+
 namespace tenax::detail::cuda {
 
 // A merged strided loop over N operands (operand 0 is the output): extents and byte strides per
@@ -54,6 +58,11 @@ struct ReduceLoop {
 };
 template <class T, class Combine>
 void reduce(int dev, Combine combine, T init, const ReduceLoop& loop);
+
+// f along every line of l (kernels/lines.hpp: scans and arg-reductions), one thread per line
+// (explicitly instantiated in cuda/src/scan.cu for the functors and dtypes of scan.inc).
+template <class Out, class In, class F>
+void lines(int dev, F f, const LineLoop& l);
 
 // p[0..n) = value (the factories full/zeros/ones on a device).
 template <class T>
