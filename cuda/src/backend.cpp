@@ -9,9 +9,11 @@
 #include "tenax/backend/cuda.hpp"
 #include "tenax/backend/generic_linalg.hpp"
 #include "tenax/core/tensor.hpp"
+#include "tenax/kernels/generate.hpp"
 #include "tenax/kernels/lines.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/reduce.hpp"
+#include "tenax/ops/random/philox.hpp"
 
 namespace tenax::detail {
 namespace {
@@ -74,6 +76,12 @@ void cuda_lines(const F& f, const LineLaunch& l) {
   cuda::lines<Out, In, F>(l.device, f, l.loop);
 }
 
+// Random draws: one thread per element (cuda/src/random.cu).
+template <class P, class F>
+void cuda_generate(int dev, const F& f, P* p, std::int64_t n) {
+  cuda::generate<P, F>(dev, f, p, n);
+}
+
 using c64 = std::complex<float>;
 using c128 = std::complex<double>;
 
@@ -104,6 +112,14 @@ void register_lines() {
 #define TENAX_LINES(O, I, F) LineKernel<O, I, F>::on[kCuda] = &cuda_lines<O, I, F>;
 #include "scan.inc"
 #undef TENAX_LINES
+}
+
+void register_generators() {
+#define TENAX_UNPAREN(...) __VA_ARGS__
+#define TENAX_GENERATE(P, F) GenerateKernel<P, TENAX_UNPAREN F>::on[kCuda] = &cuda_generate<P, TENAX_UNPAREN F>;
+#include "random.inc"
+#undef TENAX_GENERATE
+#undef TENAX_UNPAREN
 }
 
 char flag(auto e) { return static_cast<char>(e); }
@@ -294,6 +310,7 @@ void add_linked_backends(DeviceTable& table) {
   register_maps();
   register_reductions();
   register_lines();
+  register_generators();
 }
 
 }  // namespace tenax::detail

@@ -47,6 +47,7 @@
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
 #include "tenax/ops/operators.hpp"
+#include "tenax/ops/random/random.hpp"
 #include "tenax/ops/reduce/argmax.hpp"
 #include "tenax/ops/reduce/cumulative.hpp"
 #include "tenax/ops/reduce/extremum.hpp"

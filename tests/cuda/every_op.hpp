@@ -119,6 +119,11 @@ inline std::vector<OpCall> every_op_calls() {
          return std::tuple{argmin(signed_x(d)), argmin(signed_x(d), 0), argmin(signed_x(d), -1, true),
                            argmin(cast<std::int64_t>(mul(signed_x(d), 3.0)), 1)};
        })},
+      {"bernoulli", outputs_of([=](Device d) {
+         Generator g(31);
+         return std::tuple{bernoulli(real_in({3, 4}, 18, d, 0.0, 1.0), g), bernoulli<bool>(0.4, {5, 3}, g, d),
+                           bernoulli<float>(0.6, {7}, g, d)};
+       })},
       {"broadcast_to", outputs_of([](Device d) {
          return contiguous(broadcast_to(real_in({3, 1}, 15, d), {3, 5}));
        })},
@@ -285,6 +290,10 @@ inline std::vector<OpCall> every_op_calls() {
       {"neg", outputs_of([=](Device d) {
          return std::tuple{neg(x(d)), neg(i32(d, 46)), neg(i64(d, 46))};
        })},
+      {"normal", outputs_of([](Device d) {
+         Generator g(32);
+         return normal(1.0, 2.0, {4, 5}, g, d);
+       })},
       {"permute", outputs_of([](Device d) {
          return contiguous(permute(real_in({2, 3, 4}, 24, d), {2, 0, 1}));
        })},
@@ -302,6 +311,25 @@ inline std::vector<OpCall> every_op_calls() {
       {"qr", outputs_of([](Device d) {
          const D a = real_in({5, 3, 2}, 25, d, -1, 1);
          return std::tuple{la::qr(a, la::QrMode::Reduced, true), la::qr(a.mT(), la::QrMode::Complete, true)};
+       })},
+      {"rand", outputs_of([](Device d) {
+         Generator g(33);
+         manual_seed(34);
+         return std::tuple{rand<double>({4, 5}, g, d), rand<float>({6}, g, d), rand<std::complex<double>>({3}, g, d),
+                           rand<double>({5}, d)};
+       })},
+      {"randint", outputs_of([](Device d) {
+         Generator g(35);
+         return std::tuple{randint(-4, 9, {4, 5}, g, d), randint<std::int32_t>(0, 3, {7}, g, d)};
+       })},
+      {"randn", outputs_of([](Device d) {
+         Generator g(36);
+         manual_seed(37);
+         return std::tuple{randn<double>({4, 5}, g, d), randn<std::complex<double>>({3}, g, d), randn<double>({5}, d)};
+       })},
+      {"randperm", outputs_of([](Device d) {
+         Generator g(38);
+         return std::tuple{randperm(20, g, d), randperm<std::int32_t>(9, g, d)};
        })},
       {"rdiv", outputs_of([=](Device d) { return rdiv(x(d), 2.0); })},
       {"real", outputs_of([](Device d) {
@@ -376,6 +404,10 @@ inline std::vector<OpCall> every_op_calls() {
        })},
       {"triu", outputs_of([](Device d) {
          return triu(real_in({4, 4}, 32, d), 1);
+       })},
+      {"uniform", outputs_of([](Device d) {
+         Generator g(39);
+         return uniform(-2.0, 3.0, {4, 5}, g, d);
        })},
       {"unsqueeze", outputs_of([=](Device d) { return unsqueeze(x(d), 1); })},
       {"var", outputs_of([=](Device d) {

@@ -363,6 +363,33 @@ TEST(Cuda, ScansAndArgReductionsMatchTheCpu) {
   scan_family<C>();
 }
 
+// Random numbers from the same generator state: identical integers and uniform floats, normals to
+// the last bits of the device's log/cos/sin.
+TEST(Cuda, RandomNumbersMatchTheCpu) {
+  REQUIRE_GPU();
+  const tx::Shape s{257, 130};
+  const auto on = [&](tx::Device d, auto f) {
+    tx::Generator g(2024);
+    return f(g, d).to(tx::Device::cpu()).to_vector();
+  };
+  EXPECT_EQ(on(gpu, [&](tx::Generator& g, tx::Device d) { return tx::rand<double>(s, g, d); }),
+            on(tx::Device::cpu(), [&](tx::Generator& g, tx::Device d) { return tx::rand<double>(s, g, d); }));
+  EXPECT_EQ(on(gpu, [&](tx::Generator& g, tx::Device d) { return tx::rand<Cf>(s, g, d); }),
+            on(tx::Device::cpu(), [&](tx::Generator& g, tx::Device d) { return tx::rand<Cf>(s, g, d); }));
+  EXPECT_EQ(on(gpu, [&](tx::Generator& g, tx::Device d) { return tx::randint(-7, 1000003, s, g, d); }),
+            on(tx::Device::cpu(), [&](tx::Generator& g, tx::Device d) { return tx::randint(-7, 1000003, s, g, d); }));
+  EXPECT_EQ(
+      on(gpu, [&](tx::Generator& g, tx::Device d) { return tx::randperm<std::int32_t>(500, g, d); }),
+      on(tx::Device::cpu(), [&](tx::Generator& g, tx::Device d) { return tx::randperm<std::int32_t>(500, g, d); }));
+  EXPECT_EQ(on(gpu, [&](tx::Generator& g, tx::Device d) { return tx::bernoulli<bool>(0.3, s, g, d); }),
+            on(tx::Device::cpu(), [&](tx::Generator& g, tx::Device d) { return tx::bernoulli<bool>(0.3, s, g, d); }));
+  tx::Generator g1(7), g2(7);
+  expect_device_close(tx::randn<double>(s, g1, gpu), tx::randn<double>(s, g2), 1e-14, "randn f64");
+  expect_device_close(tx::randn<C>(s, g1, gpu), tx::randn<C>(s, g2), 1e-14, "randn c128");
+  expect_device_close(tx::randn<float>(s, g1, gpu), tx::randn<float>(s, g2), 1e-5, "randn f32");
+  EXPECT_EQ(g1.offset(), g2.offset());
+}
+
 template <class T>
 void matmul_family() {
   const auto a = input<T>({5, 7, 3}, 51), b = input<T>({7, 4, 3}, 52), b1 = input<T>({7, 4}, 53);

@@ -64,6 +64,11 @@ void reduce(int dev, Combine combine, T init, const ReduceLoop& loop);
 template <class Out, class In, class F>
 void lines(int dev, F f, const LineLoop& l);
 
+// p[i * F::parts ...] = the draw f(i) for i in [0, n) (kernels/generate.hpp: the random ops),
+// one thread per element (explicitly instantiated in cuda/src/random.cu for random.inc's draws).
+template <class P, class F>
+void generate(int dev, F f, P* p, std::int64_t n);
+
 // p[0..n) = value (the factories full/zeros/ones on a device).
 template <class T>
 void fill(int dev, T value, T* p, std::int64_t n);
