@@ -11,6 +11,7 @@
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/generate.hpp"
 #include "tenax/kernels/lines.hpp"
+#include "tenax/kernels/index.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/reduce.hpp"
 #include "tenax/ops/random/philox.hpp"
@@ -279,6 +280,17 @@ class CudaKernels final : public DeviceKernels {
                            std::int64_t* inv) const override {
     cuda::inverse_permutation(dev, m, batch, perm, inv);
   }
+  void gather_axis(int dev, const AxisGeometry& g, const std::int64_t* idx, const void* x, void* out, std::size_t bytes,
+                   std::int64_t* bad) const override {
+    by_size(bytes, [&]<class U>(U) {
+      cuda::gather_axis<U>(dev, g, idx, static_cast<const U*>(x), static_cast<U*>(out), bad);
+    });
+  }
+  void put_axis(int dev, const AxisGeometry& g, const std::int64_t* idx, const void* src, void* out, std::size_t bytes,
+                std::int64_t* bad) const override {
+    by_size(bytes,
+            [&]<class U>(U) { cuda::put_axis<U>(dev, g, idx, static_cast<const U*>(src), static_cast<U*>(out), bad); });
+  }
 };
 
 const Backend& cuda_backend() {
@@ -298,6 +310,20 @@ void cuda_fill(int dev, T* p, std::int64_t n, const T& value) {
   cuda::fill<T>(dev, value, p, n);
 }
 
+template <class T>
+void cuda_scatter_add(int dev, const AxisGeometry& g, const std::int64_t* idx, const T* src, T* out,
+                      std::int64_t* bad) {
+  cuda::scatter_add<T>(dev, g, idx, src, out, bad);
+}
+
+// The merge sort's scratch (2 n positions per line) from the device's pool, freed in stream order.
+template <class T>
+void cuda_sort(int dev, const LineGeometry& g, const T* x, T* values, std::int64_t* indices, bool descending) {
+  if (g.lines == 0 || g.n == 0) return;
+  const Tensor<std::int64_t> scratch = Tensor<std::int64_t>::empty({2 * g.n * g.lines}, Device::cuda(dev));
+  cuda::sort<T>(dev, g, x, values, indices, scratch.mutable_data(), descending);
+}
+
 void add_linked_backends(DeviceTable& table) {
   table[kCuda] = {&cuda::copy_bytes, &cuda::allocator, &cuda_backend()};
   FillKernel<bool>::on[kCuda] = &cuda_fill<bool>;
@@ -307,6 +333,17 @@ void add_linked_backends(DeviceTable& table) {
   FillKernel<double>::on[kCuda] = &cuda_fill<double>;
   FillKernel<c64>::on[kCuda] = &cuda_fill<c64>;
   FillKernel<c128>::on[kCuda] = &cuda_fill<c128>;
+  ScatterAddKernel<std::int32_t>::on[kCuda] = &cuda_scatter_add<std::int32_t>;
+  ScatterAddKernel<std::int64_t>::on[kCuda] = &cuda_scatter_add<std::int64_t>;
+  ScatterAddKernel<float>::on[kCuda] = &cuda_scatter_add<float>;
+  ScatterAddKernel<double>::on[kCuda] = &cuda_scatter_add<double>;
+  ScatterAddKernel<c64>::on[kCuda] = &cuda_scatter_add<c64>;
+  ScatterAddKernel<c128>::on[kCuda] = &cuda_scatter_add<c128>;
+  SortKernel<bool>::on[kCuda] = &cuda_sort<bool>;
+  SortKernel<std::int32_t>::on[kCuda] = &cuda_sort<std::int32_t>;
+  SortKernel<std::int64_t>::on[kCuda] = &cuda_sort<std::int64_t>;
+  SortKernel<float>::on[kCuda] = &cuda_sort<float>;
+  SortKernel<double>::on[kCuda] = &cuda_sort<double>;
   register_maps();
   register_reductions();
   register_lines();

@@ -76,6 +76,10 @@ TEST(Backend, DeviceKernelSlotsAreFilledWhenBuilt) {
   check(d::FillKernel<std::int64_t>::on, "fill i64");
   check(d::FillKernel<float>::on, "fill f32");
   check(d::FillKernel<c128>::on, "fill c128");
+  check(d::ScatterAddKernel<c128>::on, "scatter_add c128");
+  check(d::ScatterAddKernel<std::int32_t>::on, "scatter_add i32");
+  check(d::SortKernel<double>::on, "sort f64");
+  check(d::SortKernel<bool>::on, "sort bool");
 }
 
 TEST(Backend, CpuKernelsFillZeroTrianglesAndPermuteRows) {

@@ -494,6 +494,46 @@ inline std::vector<OpCall> every_op_calls() {
        })},
       {"trunc", outputs_of([=](Device d) { return trunc(mul(signed_x(d), 5.0)); })},
       {"where", outputs_of([=](Device d) { return where(lt(x(d), y(d)), x(d), y(d)); })},
+      // Indexing: duplicates and negative indices; values of each dtype kind.
+      {"gather", outputs_of([=](Device d) {
+         const auto i = Tensor<std::int64_t>::from_col_major({4, 2}, {0, 2, -1, 2, 1, 1, 0, -3}).to(d);
+         return std::tuple{gather(x(d), 0, i), gather(complex_in({3, 4}, 30, d), 0, i),
+                           gather(cast<std::int32_t>(mul(x(d), 10.0)), 0, i)};
+       })},
+      {"take_along_axis", outputs_of([=](Device d) {
+         return take_along_axis(real_in({3, 1}, 31, d),
+                                Tensor<std::int64_t>::from_col_major({2, 4}, {2, 0, 1, -1, 0, 0, 2, 1}).to(d), 0);
+       })},
+      {"index_select", outputs_of([=](Device d) {
+         return index_select(x(d), 1, Tensor<std::int64_t>::from_col_major({5}, {3, 0, 3, -2, 1}).to(d));
+       })},
+      {"scatter_add", outputs_of([=](Device d) {
+         const auto i = Tensor<std::int64_t>::from_col_major({4, 2}, {0, 2, -1, 2, 1, 1, 0, -3}).to(d);
+         return std::tuple{scatter_add(x(d), 0, i, real_in({4, 2}, 32, d)),
+                           scatter_add(complex_in({3, 4}, 33, d), 0, i, complex_in({4, 2}, 34, d)),
+                           scatter_add(cast<std::int64_t>(mul(x(d), 10.0)), 0, i,
+                                       cast<std::int64_t>(mul(real_in({4, 2}, 35, d), 10.0)))};
+       })},
+      {"index_add", outputs_of([=](Device d) {
+         return index_add(x(d), 1, Tensor<std::int64_t>::from_col_major({3}, {2, 2, -4}).to(d), real_in({3, 3}, 36, d));
+       })},
+      {"put_along_axis", outputs_of([=](Device d) {
+         const auto i = Tensor<std::int64_t>::from_col_major({2, 4}, {0, 2, -1, 2, 1, 1, 0, -3}).to(d);
+         return std::tuple{put_along_axis(x(d), i, real_in({2, 4}, 37, d), 0),
+                           put_along_axis(lt(x(d), y(d)), i, Tensor<bool>::ones({}).to(d), 0)};
+       })},
+      {"masked_fill", outputs_of([=](Device d) {
+         return std::tuple{masked_fill(x(d), lt(x(d), y(d)), 2.5),
+                           masked_fill(x(d), lt(real_in({3, 1}, 38, d), Tensor<double>::ones({}).to(d)),
+                                       Tensor<double>::full({}, -1.0).to(d))};
+       })},
+      {"sort", outputs_of([=](Device d) {
+         const auto t =
+             concat<double>({signed_x(d), Tensor<double>::from_col_major({3, 1}, {INFINITY, 0.5, 0.5}).to(d)}, 1);
+         return std::tuple{sort(t, 1), sort(t, 0, true), sort(cast<std::int32_t>(mul(signed_x(d), 3.0)), 1)};
+       })},
+      {"argsort", outputs_of([=](Device d) { return argsort(signed_x(d), 1, true); })},
+      {"topk", outputs_of([=](Device d) { return topk(signed_x(d), 2, 1); })},
   };
   std::vector<OpCall> calls;
   for (auto& [name, run] : t) calls.push_back({name, run});

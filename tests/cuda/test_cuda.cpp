@@ -1037,3 +1037,52 @@ TEST(Cuda, SlogdetInfoOnTheDevice) {
   EXPECT_EQ(s0.to(tx::Device::cpu()).to_vector(), (std::vector<double>{1, 1, 1}));
   EXPECT_EQ(l0.to(tx::Device::cpu()).to_vector(), (std::vector<double>{0, 0, 0}));
 }
+
+// Indexing and sorting on the device: values (bit copies and sums in the CPU's order, so equal to
+// the CPU bit for bit), gradients, and an out-of-range index reported when the results are read,
+// with the CPU's message, without a wait at the call.
+TEST(Cuda, IndexingAndSortMatchTheCpu) {
+  REQUIRE_GPU();
+  tx::cuda::synchronize(0);
+  const auto cpu = tx::Device::cpu();
+  using TI = Tensor<std::int64_t>;
+  const auto x = Tensor<double>::randn({5, 4, 3}, 180);
+  const auto xt = tx::permute(Tensor<double>::randn({4, 5, 3}, 181), {1, 0, 2});
+  const auto idx = TI::from_col_major({6, 1, 3}, {0, 4, -1, 4, 2, 2, 1, 1, 1, 0, -5, 3, 2, 2, 4, 0, 0, 0});
+  const auto src = Tensor<double>::randn({6, 1, 3}, 182);
+  auto same = [&](const auto& dev, const auto& host, const std::string& what) {
+    ASSERT_TRUE(dev.device() == gpu) << what;
+    EXPECT_EQ(dev.to(cpu).to_vector(), host.to_vector()) << what;
+  };
+  same(tx::gather(xt.to(gpu), 0, idx.to(gpu)), tx::gather(xt, 0, idx), "gather");
+  same(tx::scatter_add(xt.to(gpu), 0, idx.to(gpu), src.to(gpu)), tx::scatter_add(xt, 0, idx, src), "scatter_add");
+  same(tx::put_along_axis(xt.to(gpu), idx.to(gpu), src.to(gpu), 0), tx::put_along_axis(xt, idx, src, 0), "put");
+  same(tx::index_add(x.to(gpu), 2, TI::from_col_major({2}, {1, 1}).to(gpu), Tensor<double>::ones({5, 4, 2}).to(gpu)),
+       tx::index_add(x, 2, TI::from_col_major({2}, {1, 1}), Tensor<double>::ones({5, 4, 2})), "index_add");
+  for (int axis = 0; axis < 3; ++axis) {
+    const auto [v, i] = tx::sort(xt.to(gpu), axis, axis == 1);
+    const auto [hv, hi] = tx::sort(xt, axis, axis == 1);
+    same(v, hv, "sort values");
+    same(i, hi, "sort indices");
+  }
+  auto loss = [&](const Tensor<double>& a) {
+    const auto i = idx.to(a.device());
+    return tx::sum(tx::mul(
+        tx::topk(tx::put_along_axis(tx::scatter_add(a, 0, i, tx::gather(a, 0, i)), i, tx::gather(a, 0, i), 0), 3, 0)
+            .first,
+        tx::sin(tx::gather(a, 0, i))));
+  };
+  expect_device_close(tx::grad(loss, x.to(gpu)), tx::grad(loss, x), 1e-12, "gradient");
+  // An out-of-range index: skipped on the device, reported when the result is read.
+  const auto bad = TI::from_col_major({2, 1, 1}, {1, 7});
+  const std::string mc = tx::testing::error_of([&] { tx::gather(x, 0, bad); });
+  ASSERT_FALSE(mc.empty());
+  Tensor<double> g;
+  EXPECT_NO_THROW(g = tx::gather(x.to(gpu), 0, bad.to(gpu)));
+  EXPECT_EQ(tx::detail::deferred_checks(gpu), 1u);
+  EXPECT_EQ(tx::testing::on_device(tx::testing::error_of([&] { (void)g.to(cpu); }), "cuda:0", "cpu"), mc);
+  EXPECT_EQ(tx::detail::deferred_checks(gpu), 0u);
+  // Mixed devices are refused before any kernel.
+  EXPECT_FALSE(tx::testing::error_of([&] { tx::gather(x.to(gpu), 0, bad); }).empty());
+  tx::cuda::synchronize(0);
+}

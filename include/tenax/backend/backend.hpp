@@ -20,6 +20,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "tenax/backend/axis_geometry.hpp"
 #include "tenax/backend/flags.hpp"
 #include "tenax/core/device.hpp"
 #include "tenax/core/dtype.hpp"
@@ -135,6 +136,16 @@ class DeviceKernels {
   // inv[perm[i, b], b] = i for permutations perm (m x batch, 0-based; entries outside 0..m-1 skipped).
   virtual void inverse_permutation(int dev, std::int64_t m, std::int64_t batch, const std::int64_t* perm,
                                    std::int64_t* inv) const = 0;
+  // The bit copies of the indexing ops along an axis (backend/axis_geometry.hpp): gather writes
+  // out[p] = x[p; axis = idx[p]] (zero bytes where the index is out of range); put writes
+  // out[p; axis = idx[p]] = src[p] into out (which already holds x), a target named several times
+  // getting the value of the last such position (the largest coordinate along axis). Out-of-range
+  // indices are skipped and the first (column-major over g.shape) is reported in bad[0..1]:
+  // 1 + its position and its value; 0, 0 when all are in range.
+  virtual void gather_axis(int dev, const AxisGeometry& g, const std::int64_t* idx, const void* x, void* out,
+                           std::size_t bytes, std::int64_t* bad) const = 0;
+  virtual void put_axis(int dev, const AxisGeometry& g, const std::int64_t* idx, const void* src, void* out,
+                        std::size_t bytes, std::int64_t* bad) const = 0;
 };
 
 // One device kind's backend: its kernels and its linear algebra per scalar type.

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tenax/backend/axis_geometry.hpp"
 #include "tenax/core/allocator.hpp"
 #include "tenax/core/device.hpp"
 #include "tenax/core/shape.hpp"
@@ -150,6 +151,19 @@ void inverse_permutation(int dev, std::int64_t m, std::int64_t batch, const std:
 template <class T>
 void permute_rows(int dev, std::int64_t m, std::int64_t n, std::int64_t batch, const T* x, const std::int64_t* perm,
                   T* out);
+
+// The indexing kernels (cuda/src/index.cu; DeviceKernels::gather_axis and put_axis, kernels/index.hpp):
+// out-of-range indices skipped, the first reported in bad (two int64 on the device).
+template <class T>
+void gather_axis(int dev, const AxisGeometry& g, const std::int64_t* idx, const T* x, T* out, std::int64_t* bad);
+template <class T>
+void put_axis(int dev, const AxisGeometry& g, const std::int64_t* idx, const T* src, T* out, std::int64_t* bad);
+template <class T>
+void scatter_add(int dev, const AxisGeometry& g, const std::int64_t* idx, const T* src, T* out, std::int64_t* bad);
+// Stable sort of each line (kernels/index.hpp); scratch: 2 n int64 per line.
+template <class T>
+void sort(int dev, const LineGeometry& g, const T* x, T* values, std::int64_t* indices, std::int64_t* scratch,
+          bool descending);
 
 // The device registry entries (src/core/devices.cpp): the pooled allocator of device `index` and
 // copies between a CUDA device and the host or another CUDA device.

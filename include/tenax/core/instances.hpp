@@ -24,6 +24,8 @@
 #define TENAX_FOR_REAL_NUMBER(M) TENAX_FOR_INTEGER(M) TENAX_FOR_REAL(M)
 // The dtypes with an order (comparisons other than eq and ne).
 #define TENAX_FOR_ORDERED(M) M(bool) M(std::int32_t) M(std::int64_t) TENAX_FOR_REAL(M)
+// The dtypes that add (scatter_add, index_add).
+#define TENAX_FOR_ADDABLE(M) M(std::int32_t) M(std::int64_t) TENAX_FOR_FLOATING(M)
 #define TENAX_FOR_SCALAR(M) M(bool) M(std::int32_t) M(std::int64_t) TENAX_FOR_FLOATING(M)
 
 #define TENAX_INSTANCE extern template

@@ -2,6 +2,7 @@
 // Declarations of the public ops, so that rules can call each other whatever the include order.
 // Each op is defined in its own header under tenax/ops/.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "tenax/core/tensor.hpp"
@@ -152,6 +153,16 @@ template <Scalar U, Scalar T>
 Tensor<U> cast(const Tensor<T>& x);
 template <Scalar T>
 Tensor<T> clone(const Tensor<T>& x);
+
+// Indexing (ops/index/)
+template <class T>
+concept AddableScalar = Floating<T> || std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>;
+template <Scalar T>
+Tensor<T> gather(const Tensor<T>& x, int axis, const Tensor<std::int64_t>& idx);
+template <AddableScalar T>
+Tensor<T> scatter_add(const Tensor<T>& x, int axis, const Tensor<std::int64_t>& idx, const Tensor<T>& src);
+template <Scalar T>
+Tensor<T> put_along_axis(const Tensor<T>& x, const Tensor<std::int64_t>& idx, const Tensor<T>& values, int axis);
 
 // Linear algebra basics
 template <Floating T>

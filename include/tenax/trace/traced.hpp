@@ -138,7 +138,9 @@ class Traced {
 };
 
 // Traces f at the example inputs x (their dtypes, shapes and devices; values are used to run f).
-template <class F, Floating... T>
+// Inputs of any dtype: integer ones (indices) are values of the graph like the others; the graph
+// transforms below take floating inputs only.
+template <class F, Scalar... T>
 requires(sizeof...(T) > 0) auto trace(F&& f, const Tensor<T>&... x) {
   using R = std::decay_t<std::invoke_result_t<F&, const Tensor<T>&...>>;
   ir::Graph g;
@@ -198,7 +200,7 @@ Compiled<R, T...> compile(const Traced<R, T...>& t) {
   return Compiled<R, T...>(t);
 }
 
-template <class F, Floating... T>
+template <class F, Scalar... T>
 requires(sizeof...(T) > 0) auto compile(F&& f, const Tensor<T>&... x) {
   return compile(trace(std::forward<F>(f), x...));
 }
