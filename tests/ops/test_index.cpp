@@ -345,6 +345,15 @@ TEST(Index, Gradients) {
   const TI iz = rand_idx({2, 4}, -3, 3, 83);
   expect_ad([&](const auto& v, const auto& s) { return tx::scatter_add(v, 0, iz, s); }, z, TZ::randn({2, 4}, 16));
   expect_ad([&](const auto& v) { return tx::gather(v, 0, iz); }, z);
+  // A composition of them all (test_cuda's loss on the device).
+  const TI i3 = TI::from_col_major({6, 1, 3}, {0, 4, -1, 4, 2, 2, 1, 1, 1, 0, -5, 3, 2, 2, 4, 0, 0, 0});
+  expect_ad(
+      [&](const auto& a) {
+        const auto g = tx::gather(a, 0, i3);
+        const auto p = tx::put_along_axis(tx::scatter_add(a, 0, i3, tx::mul(g, g)), i3, g, 0);
+        return tx::add(tx::sum(tx::sin(tx::topk(p, 3, 0).first)), tx::sum(tx::index_select(p, 0, i3.reshape({18}))));
+      },
+      TD::randn({5, 4, 3}, 20));
   // Sorting: distinct values, so the permutation is locally constant.
   expect_ad([](const auto& v) { return tx::sort(v, 1).first; }, TD::randn({3, 5}, 17));
   expect_ad([](const auto& v) { return tx::sort(v, 0, true).first; }, TD::randn({4, 3}, 18));

@@ -17,6 +17,7 @@
 #include "tenax/core/deferred_checks.hpp"
 #include "tenax/kernels/index.hpp"
 #include "tenax/kernels/map.hpp"
+#include "tenax/ops/fwd.hpp"
 
 namespace tenax::detail {
 
