@@ -50,6 +50,7 @@
 #include "tenax/ops/index/put_along_axis.hpp"
 #include "tenax/ops/index/scatter_add.hpp"
 #include "tenax/ops/index/sort.hpp"
+#include "tenax/ops/linalg/einsum.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
 #include "tenax/ops/operators.hpp"
 #include "tenax/ops/random/random.hpp"

@@ -191,6 +191,14 @@ inline std::vector<OpCall> every_op_calls() {
          const auto w = la::eigvals(general(d));
          return std::tuple{sum(w, {0}), prod(w, {0})};
        })},
+      {"einsum", outputs_of([](Device d) {
+         const D a = real_in({3, 4, 2}, 120, d), b = real_in({4, 5}, 121, d), c = real_in({5, 2, 3}, 122, d);
+         return std::tuple{einsum("ijk,jl,lkm->im", a, b, c),
+                           einsum("bij,bjk->bik", real_in({2, 3, 4}, 123, d), real_in({2, 4, 3}, 124, d)),
+                           einsum("ii->i", real_in({3, 3}, 125, d)), einsum("...i,i", a, real_in({2}, 126, d)),
+                           einsum<std::complex<double>>(
+                               "ij,jk", std::vector<Z>{complex_in({2, 3}, 127, d), complex_in({3, 2}, 129, d)})};
+       })},
       {"eq", outputs_of([=](Device d) { return eq(x(d), x(d)); })},
       {"exp", outputs_of([=](Device d) { return exp(x(d)); })},
       {"expand", outputs_of([](Device d) {
@@ -390,6 +398,10 @@ inline std::vector<OpCall> every_op_calls() {
       {"tanh", outputs_of([=](Device d) { return tanh(signed_x(d)); })},
       {"to_device", outputs_of([=](Device d) {
          return std::tuple{to_device(x(d), d), to_device(x(Device::cpu()), d)};
+       })},
+      {"tensordot", outputs_of([](Device d) {
+         const D a = real_in({3, 4, 2}, 130, d), b = real_in({4, 2, 5}, 131, d);
+         return std::tuple{tensordot(a, b, 2), tensordot(a, b, {2, 1}, {1, 0})};
        })},
       {"transpose", outputs_of([](Device d) {
          return contiguous(transpose(real_in({2, 3, 4}, 30, d), 0, 2));
