@@ -17,7 +17,8 @@ Exit status: 0, or 3 when a row reported an error (a failed correctness check), 
 The large_ad and jvp_vjp suites get a table each (see summarise_ad_table): their rows
 <suite>/<case>/f64/<n>x<n>/<mode> with mode eager, trace, floor (the bare provider calls), libtorch,
 pytorch and jax (and primal, large_ad) are put side by side per case and size, with the ratios of
-the tenax rows to the floor and to each reference. The mlp suite likewise (summarise_mlp).
+the tenax rows to the floor and to each reference. The mlp and ops suites likewise (summarise_mlp,
+summarise_ops).
 
 Rows are named <suite>/<case>/<dtype>/<shape>/<mode>. A row whose mode is <ref>_<mode> (ref one of
 REFERENCES) is the reference of the row <suite>/<case>/<dtype>/<shape>/<mode>: the table puts them
@@ -51,6 +52,7 @@ THREADS = "threads"
 GPU = "gpu_linalg_ad"
 PER_CASE = (LARGE_AD, JVP_VJP)  # suites with the per-case table of summarise_ad_table
 MLP = "mlp"
+OPS = "ops"
 # mlp targets (BENCHMARKS.md): compiled / libtorch per shape, and eager / libtorch.
 MLP_COMPILED_TARGET = {"8x16->8": 0.1, "64x256->64": 0.8}
 MLP_EAGER_TARGET = 0.5
@@ -227,7 +229,7 @@ def summarise(rows):
     """Table lines (markdown) and chart data. Times are per op where the row counts its ops
     (counter `ops`), else per iteration; wall-clock (median, IQR) and CPU time (median)."""
     lines, chart = [], []
-    rows = {k: r for k, r in rows.items() if r.suite not in PER_CASE + (MLP, THREADS, GPU)}
+    rows = {k: r for k, r in rows.items() if r.suite not in PER_CASE + (MLP, OPS, THREADS, GPU)}
     if not rows:
         return lines, chart
     ours = [r for r in rows.values() if r.ref_of() is None]
@@ -340,6 +342,31 @@ def summarise_mlp(rows):
                                         ratio_cell(eager, torch), ratio_cell(comp, torch), ratio_cell(comp, floor),
                                         ratio_cell(eager, pyt), ratio_cell(comp, jx),
                                         ", ".join(tgt) if tgt else "-"]) + " |")
+    return lines
+
+
+def summarise_ops(rows):
+    """The ops table: per case and shape, tenax eager and compiled beside PyTorch (eager) and JAX
+    (jitted), with the ratios eager/pytorch and compiled/jax."""
+    by_key = {}
+    for r in rows.values():
+        if r.suite == OPS:
+            by_key.setdefault(r.key, {})[r.mode] = r
+    if not by_key:
+        return []
+    head = ["row", "tenax eager", "tenax compiled", "pytorch", "jax", "eager/pytorch", "compiled/pytorch",
+            "compiled/jax"]
+    lines = [f"### {OPS}", "",
+             "Single ops (bench/ops.cpp), wall-clock median (IQR): einsum forward; softmax and logsumexp "
+             "forward + backward of a sum loss. pytorch = PyTorch eager from Python, jax = jax.jit from "
+             "Python (bench/ref_python/refs.py); ratios wall (CPU), lower is better.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in sorted(by_key):
+        m = by_key[key]
+        eager, comp, pyt, jx = (m.get(x) for x in ("eager", "compiled", "pytorch", "jax"))
+        lines.append("| " + " | ".join([f"`{OPS}/{key}`", median_cell(eager), median_cell(comp), median_cell(pyt),
+                                        median_cell(jx), ratio_cell(eager, pyt), ratio_cell(comp, pyt),
+                                        ratio_cell(comp, jx)]) + " |")
     return lines
 
 
@@ -670,7 +697,7 @@ def main():
     loads = [c.get("load_avg", [None])[0] for _, c in contexts if c.get("load_avg")]
     lines, _ = summarise(rows)
     for extra in (summarise_ad_table(rows, LARGE_AD), summarise_ad_table(rows, JVP_VJP), summarise_mlp(rows),
-                  summarise_threads(rows), summarise_gpu(rows)):
+                  summarise_ops(rows), summarise_threads(rows), summarise_gpu(rows)):
         if extra:
             lines += ([""] if lines else []) + extra
 

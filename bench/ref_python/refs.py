@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch and JAX reference rows for the tenax benchmark suites (shared BENCHMARKS.md).
 
-Runs the workloads of the C++ suites (bench/large_ad.cpp, bench/overhead.cpp, bench/mlp.cpp and the
+Runs the workloads of the C++ suites (bench/large_ad.cpp, bench/overhead.cpp, bench/mlp.cpp, bench/ops.cpp and the
 jvp_vjp suite) in PyTorch and JAX from Python, float64, one thread, with the very same inputs (the
 data/well/spd generators of bench/large_ad_cases.hpp, bit for bit) and the same timed regions, and
 writes a Google-Benchmark-compatible JSON file that bench/report.py pools with the C++ rows.
@@ -14,6 +14,7 @@ Rows (mode = the framework, or <framework>_<mode> where the C++ row has a mode o
     jvp_vjp/<case>_{jvp,vjp}/f64/<n>x<n>/{pytorch,jax}
     overhead/chain100/f64/1/{pytorch,jax}_{recorded,unrecorded}
     mlp/train/f64/<shape>/{pytorch,jax}              the whole SGD training
+    ops/<case>/f64/<shape>/{pytorch,jax}             einsum forward; softmax, logsumexp fwd + bwd
 
 jvp_vjp rows follow jvp_vjp_cases.hpp and ref_libtorch/jvp_vjp_torch.cpp exactly: each case is a
 scalar loss of A alone (qr: sum(Q) + sum(R), A = well(n, 1); eigh: sum(w) + sum(V), A = spd(n, 1),
@@ -90,7 +91,7 @@ except ImportError as _e:  # the inputs are generated with numpy: no rows at all
         f"refs.py: numpy is needed for the inputs and checks ({_e}); use the venv of scripts/bench.sh --with-python-refs"
     )
 
-SUITES = ["large_ad", "jvp_vjp", "overhead", "mlp", "gpu_linalg_ad"]
+SUITES = ["large_ad", "jvp_vjp", "overhead", "mlp", "ops", "gpu_linalg_ad"]
 FRAMEWORKS = ["pytorch", "jax"]
 
 # ---- frameworks -----------------------------------------------------------------------------------
@@ -1002,6 +1003,130 @@ class MlpRow(Bench):
         return step, lambda: self._verify(last["loss"])
 
 
+# -- ops: einsum, softmax and logsumexp (bench/ops.cpp) --
+
+OPS_N, OPS_ROWS = 64, 1000
+OPS_EINSUM = {"einsum_network": ("ijk,jl,lkm->im", [(OPS_N,) * 3, (OPS_N,) * 2, (OPS_N,) * 3]),
+              "einsum_bmm": ("bij,bjk->bik", [(OPS_N,) * 3, (OPS_N,) * 3])}
+OPS_REDUCTIONS = ("softmax", "logsumexp")
+
+
+def ops_einsum_inputs(case):
+    """The operands of an einsum case: data() of each shape (row-major), seeds 1, 2, 3 (ops.cpp)."""
+    spec, shapes = OPS_EINSUM[case]
+    return spec, [data(s[0], int(np.prod(s[1:])), k + 1).reshape(s) for k, s in enumerate(shapes)]
+
+
+def ops_reduction_host(case, x, w):
+    """Loss and gradient in numpy over the last axis: sum(softmax(x) * w), or sum(logsumexp(x))."""
+    m = x.max(axis=1, keepdims=True)
+    e = np.exp(x - m)
+    s = e / e.sum(axis=1, keepdims=True)
+    if case == "logsumexp":
+        return float(np.sum(m[:, 0] + np.log(e.sum(axis=1)))), s
+    sw = (s * w).sum(axis=1, keepdims=True)
+    return float(np.sum(sw)), s * (w - sw)
+
+
+class OpsRow(Bench):
+    """ops/<case>/f64/<shape>/{pytorch,jax}, the rows of bench/ops.cpp. einsum_network and
+    einsum_bmm: the forward einsum (torch.einsum; jnp.einsum jitted, compiled outside the timing),
+    checked against numpy.einsum. softmax and logsumexp: the loss (sum(softmax(x) * w), sum(logsumexp(x)),
+    over the last axis of x = data((1000, 1000), 1), w = data((1000, 1000), 2)) and its gradient
+    (torch.autograd.grad; jax.jit of jax.value_and_grad), checked against numpy closed forms."""
+
+    def __init__(self, name, fw, case):
+        super().__init__(name, fw)
+        self.case = case
+
+    def _pieces(self):
+        last = {}
+        if self.case in OPS_EINSUM:
+            spec, xs = ops_einsum_inputs(self.case)
+            want = np.einsum(spec, *xs, optimize=True)
+            if self.fw == "pytorch":
+                ts = [torch.from_numpy(x.copy()) for x in xs]
+
+                def step():
+                    with torch.no_grad():
+                        last["out"] = torch.einsum(spec, *ts)
+
+                def read():
+                    return last["out"].numpy()
+
+            else:
+                js = [jnp.asarray(x) for x in xs]
+                f = jax.jit(lambda *a: jnp.einsum(spec, *a))
+                jax.block_until_ready(f(*js))  # compile outside the timing
+
+                def step():
+                    last["out"] = jax.block_until_ready(f(*js))
+
+                def read():
+                    return np.asarray(last["out"])
+
+            def verify():
+                got = read()
+                err = rel_diff(got.reshape(got.shape[0], -1), want.reshape(want.shape[0], -1), False)
+                return "" if err <= 1e-12 else f"{self.fw}: einsum differs from numpy by {num(err)} (relative)"
+
+            return step, verify
+        x, w = data(OPS_ROWS, OPS_ROWS, 1), data(OPS_ROWS, OPS_ROWS, 2)
+        want_loss, want_g = ops_reduction_host(self.case, x, w)
+        if self.fw == "pytorch":
+            tx, tw = torch.from_numpy(x.copy()).requires_grad_(True), torch.from_numpy(w.copy())
+            softmax = self.case == "softmax"
+
+            def step():
+                loss = (torch.softmax(tx, 1) * tw).sum() if softmax else torch.logsumexp(tx, 1).sum()
+                last["out"] = (loss, torch.autograd.grad([loss], [tx])[0])
+
+            def read():
+                return float(last["out"][0]), last["out"][1].numpy()
+
+        else:
+            jx, jw = jnp.asarray(x), jnp.asarray(w)
+            if self.case == "softmax":
+
+                def loss_fn(v):
+                    return jnp.sum(jax.nn.softmax(v, axis=1) * jw)
+
+            else:
+
+                def loss_fn(v):
+                    return jnp.sum(jax.scipy.special.logsumexp(v, axis=1))
+
+            f = jax.jit(jax.value_and_grad(loss_fn))
+            jax.block_until_ready(f(jx))  # compile outside the timing
+
+            def step():
+                last["out"] = jax.block_until_ready(f(jx))
+
+            def read():
+                return float(last["out"][0]), np.asarray(last["out"][1])
+
+        def verify():
+            loss, g = read()
+            if not close(loss, want_loss, 1e-10):
+                return f"{self.fw}: loss {loss!r} differs from numpy's {want_loss!r}"
+            err = float(np.max(np.abs(g - want_g)))
+            return "" if err <= 1e-12 else f"{self.fw}: gradient differs from numpy's by {num(err)} (max abs)"
+
+        return step, verify
+
+    def check(self):
+        def run():
+            step, verify = self._pieces()
+            step()
+            err = verify()
+            return err, ("" if err else "matches numpy")
+
+        return checked(("ops", self.fw, self.case), f"{self.fw} {self.name}", run)
+
+    def prepare(self):
+        return self._pieces()
+
+
 # -- jvp_vjp Jacobian rows (bench/jvp_vjp_jacobian.cpp) --
 
 JAC_CASES = [("solve_map_jacrev", "64x64"), ("solve_map_jacfwd", "64x64"), ("mlp_loss_jacfwd", "16x8"),
@@ -1138,6 +1263,11 @@ def all_rows(suites, frameworks):
         if "mlp" in suites:
             for case in MLP_CASES:
                 rows.append(MlpRow(f"mlp/train/f64/{case[0]}/{fw}", fw, case))
+        if "ops" in suites:
+            for case in OPS_EINSUM:
+                rows.append(OpsRow(f"ops/{case}/f64/{OPS_N}x{OPS_N}x{OPS_N}/{fw}", fw, case))
+            for case in OPS_REDUCTIONS:
+                rows.append(OpsRow(f"ops/{case}/f64/{OPS_ROWS}x{OPS_ROWS}/{fw}", fw, case))
         if "gpu_linalg_ad" in suites:
             for case in JVP_VJP_CASES:
                 for n in gpu_sizes():
