@@ -8,6 +8,7 @@
 #include <complex>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -290,6 +291,20 @@ TEST(Einsum, PathMatchesNumpy) {
   EXPECT_EQ(s.flops, 12 + 2 * 20);
   // "..." dims are named by spare letters in the report.
   EXPECT_EQ(tx::einsum_path("...i,i->...", tx::Shape{2, 3}, tx::Shape{3}).contraction, "ai,i->a");
+  // Beyond kEinsumOptimalMax operands the optimal search falls back to greedy (and says so).
+  std::string chain;
+  std::vector<tx::Shape> links;
+  for (int q = 0; q <= tx::kEinsumOptimalMax; ++q) {
+    chain += std::string(q ? "," : "") + static_cast<char>('a' + q) + static_cast<char>('a' + q + 1);
+    links.push_back({2, 2});
+  }
+  const tx::EinsumPathInfo far = tx::einsum_path(chain, links, {tx::EinsumPath::optimal});
+  EXPECT_EQ(far.strategy, tx::EinsumPath::greedy);
+  EXPECT_EQ(far.path.size(), static_cast<std::size_t>(tx::kEinsumOptimalMax));
+  std::ostringstream printed;
+  printed << far;
+  EXPECT_EQ(printed.str(), far.report());
+  EXPECT_NE(printed.str().find("Strategy:  greedy"), std::string::npos);
   // The optimal order is never worse than the greedy one, on random networks.
   std::mt19937 gen(5);
   for (int trial = 0; trial < 40; ++trial) {
