@@ -353,7 +353,10 @@ EinsumPlan einsum_plan(std::string_view op, std::string_view spec_in, const std:
   EinsumPathInfo& info = plan.info;
   {
     std::string c;
-    for (std::size_t k = 0; k < n; ++k) c += (k ? "," : "") + term_string(labels[k], spare);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k) c += ',';
+      c += term_string(labels[k], spare);
+    }
     info.contraction = c + "->" + term_string(out, spare);
   }
   // Dense numbering.
@@ -452,7 +455,10 @@ EinsumPlan einsum_plan(std::string_view op, std::string_view spec_in, const std:
     cur.erase(cur.begin() + std::min(i, j));
     cur.push_back(res);
     std::string rem;
-    for (std::size_t q = 0; q < cur.size(); ++q) rem += (q ? "," : "") + term_string(cur[q], spare);
+    for (std::size_t q = 0; q < cur.size(); ++q) {
+      if (q) rem += ',';
+      rem += term_string(cur[q], spare);
+    }
     info.remaining.push_back(rem + "->" + term_string(out, spare));
   }
   info.scaling = 0;
@@ -514,7 +520,7 @@ std::string EinsumPathInfo::report() const {
   s << "   Theoretical speedup:  " << line << "\n";
   s << "  Largest intermediate:  " << detail::sci(largest_intermediate) << " elements\n";
   const std::string rule(74, '-');
-  std::snprintf(line, sizeof line, "%-8s %16s %40s", "scaling", "current", "remaining");
+  std::snprintf(line, sizeof line, "%6s %24s %40s", "scaling", "current", "remaining");
   s << rule << "\n" << line << "\n" << rule << "\n";
   for (std::size_t q = 0; q < steps.size(); ++q) {
     std::snprintf(line, sizeof line, "%4d    %24s %40s", step_scaling[q], steps[q].c_str(), remaining[q].c_str());
