@@ -26,11 +26,12 @@ using Labels = std::vector<int>;
 struct Context {
   std::string_view op, spec;
   const std::vector<Shape>& shapes;
+  std::string_view context;
   template <class... A>
   [[noreturn]] void fail(const A&... a) const {
     std::ostringstream s;
     for (std::size_t i = 0; i < shapes.size(); ++i) s << (i ? ", " : "") << shapes[i];
-    detail::fail(op, a..., " (spec '", spec, "', operand shapes ", s.str(), ")");
+    detail::fail(op, a..., " (spec '", spec, "', operand shapes ", s.str(), ")", context);
   }
 };
 
@@ -244,9 +245,9 @@ std::string sci(double v) {
 
 }  // namespace
 
-EinsumPlan einsum_plan(std::string_view op, std::string_view spec_in, const std::vector<Shape>& shapes,
-                       EinsumPath path) {
-  const Context cx{op, spec_in, shapes};
+EinsumPlan einsum_plan(std::string_view op, std::string_view spec_in, const std::vector<Shape>& shapes, EinsumPath path,
+                       std::string_view context) {
+  const Context cx{op, spec_in, shapes, context};
   std::string spec;
   for (char c : spec_in)
     if (c != ' ') spec += c;

@@ -77,8 +77,10 @@ struct EinsumPlan {
   EinsumPathInfo info;
 };
 
-// Parses and checks spec against the operand shapes and plans the contraction (errors name `op`).
-EinsumPlan einsum_plan(std::string_view op, std::string_view spec, const std::vector<Shape>& shapes, EinsumPath path);
+// Parses and checks spec against the operand shapes and plans the contraction (errors name `op`
+// and end with `context`, the operands' dtype and device).
+EinsumPlan einsum_plan(std::string_view op, std::string_view spec, const std::vector<Shape>& shapes, EinsumPath path,
+                       std::string_view context = {});
 
 // x with its axes in `order`: x itself when the order is the identity.
 template <class T>
@@ -158,7 +160,8 @@ Tensor<T> einsum(std::string_view spec, std::span<const Tensor<T>> xs, const Ein
                 ", operand 0 on ", xs[0].device().str(), " in '", spec, "' (", dtype_traits<T>::name, ")");
     shapes.push_back(xs[i].shape());
   }
-  const detail::EinsumPlan plan = detail::einsum_plan("einsum", spec, shapes, options.path);
+  const std::string context = xs.empty() ? std::string(" (") + dtype_traits<T>::name + ")" : detail::dtype_on(xs[0]);
+  const detail::EinsumPlan plan = detail::einsum_plan("einsum", spec, shapes, options.path, context);
   std::vector<Tensor<T>> cur;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     Tensor<T> x = xs[i];
