@@ -39,8 +39,8 @@ cd "$root"
 # The suites: bench/CMakeLists.txt builds bench_<suite> for each. Add new suites here.
 # gpu_linalg_ad (built with the CUDA backend) joins the default set where a GPU is visible; asked for
 # by name elsewhere, its rows say why they cannot run.
-all_suites=(overhead large_ad mlp jvp_vjp threads gpu_linalg_ad)
-default_suites=(overhead large_ad mlp jvp_vjp threads)
+all_suites=(overhead large_ad mlp jvp_vjp ops threads gpu_linalg_ad)
+default_suites=(overhead large_ad mlp jvp_vjp ops threads)
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   default_suites+=(gpu_linalg_ad)
 fi
@@ -116,7 +116,7 @@ command -v python3 >/dev/null 2>&1 || die "python3 is needed for the report (ben
 # pip adds jax and matplotlib, with numpy held at the system's version (Debian's torch is built
 # against it). Reinstalled only when the requirements file changes.
 pyenv=${TENAX_BENCH_PYENV:-$root/.venv-bench}
-python_ref_suites=" large_ad jvp_vjp overhead mlp gpu_linalg_ad "
+python_ref_suites=" large_ad jvp_vjp overhead mlp ops gpu_linalg_ad "
 if ((python_refs)); then
   sys_py=/usr/bin/python3
   [[ -x $sys_py ]] || sys_py=$(command -v python3)

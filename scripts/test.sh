@@ -169,7 +169,7 @@ fi
 # Skipped with TENAX_SKIP_SANITIZE=1.
 sanitize_targets=(test_core test_tensor_errors test_allocator test_ad_engine test_anomaly test_ops_unary
   test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_trace_plan
-  test_ad_oracle test_threads test_ad_custom test_npy test_dlpack)
+  test_ad_oracle test_threads test_ad_custom test_npy test_dlpack test_ops_index test_ops_scan test_random)
 want_sanitize=0 want_fuzz=0
 [[ ${TENAX_SKIP_SANITIZE:-0} == 1 ]] || want_sanitize=1
 [[ ${TENAX_SKIP_FUZZ:-0} == 1 ]] || want_fuzz=1
