@@ -6,15 +6,17 @@
 //   einsum_bmm      einsum("bij,bjk->bik", a, b), b = i = j = k = 64 (forward)
 //   softmax         forward + backward of sum(softmax(x) * w) over the contiguous axis, 1000 x 1000
 //   logsumexp       forward + backward of sum(logsumexp(x)) over the contiguous axis, 1000 x 1000
-// Inputs: data(shape, seed) of shared BENCHMARKS.md (bench/large_ad_cases.hpp). The einsum operands
-// are the row-major tensors of the spec's shapes (from_row_major: the letters name dims in shape
-// order, as NumPy's). softmax and logsumexp read the same memory as the references: the row-major
-// R x C array is tenax's C x R tensor, reduced over dim 0 (the references reduce over their last
-// axis); both are each library's contiguous axis.
+// Inputs: data(shape, seed) of shared BENCHMARKS.md (bench/large_ad_cases.hpp). Every row reads the
+// same memory as the references: the row-major array of shape (a, b, c) is tenax's column-major
+// tensor of shape (c, b, a), so tenax's einsum specs have each term's letters reversed
+// ("jib,kjb->kib" for einsum_bmm; the same numbers, laid out as the references lay them out), and
+// the row-major R x C array of softmax and logsumexp is tenax's C x R tensor, reduced over dim 0
+// (the references reduce over their last axis: each library's contiguous axis).
 // eager: the op (and the backward) run eagerly; compiled: the same function compiled outside the
 // timing (tenax::compile), the timed region one prepared run. Checked once before timing against
 // host loops (einsum: the sum of the output; softmax and logsumexp: the loss and the gradient),
 // and compiled against eager bit for bit.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -51,14 +53,45 @@ const EinsumCase kEinsum[] = {
     {"einsum_bmm", "bij,bjk->bik", {{kN, kN, kN}, {kN, kN, kN}}},
 };
 
+// tenax runs each case on the same memory as the references: a row-major array of shape
+// (a, b, c) is, byte for byte, tenax's column-major tensor of shape (c, b, a), so every operand's
+// letters (and the output's) are reversed: "bij,bjk->bik" becomes "jib,kjb->kib". The numbers are
+// the same, laid out as the references lay them out (and the output's sum is the host loops').
+std::string reversed_terms(const std::string& spec) {
+  std::string out, term;
+  for (const char ch : spec + ",") {
+    if (ch == ',' || ch == '-') {
+      out += std::string(term.rbegin(), term.rend());
+      if (ch == ',') out += ',';
+      term.clear();
+    } else if (ch == '>') {
+      out += "->";
+    } else {
+      term += ch;
+    }
+  }
+  if (!out.empty() && out.back() == ',') out.pop_back();
+  return out;
+}
+tenax::Shape reversed(tenax::Shape s) {
+  std::reverse(s.begin(), s.end());
+  return s;
+}
+
 std::vector<T> einsum_inputs(const EinsumCase& c) {
   std::vector<T> xs;
   for (std::size_t k = 0; k < c.shapes.size(); ++k) {
     const tenax::Shape& s = c.shapes[k];
-    xs.push_back(
-        T::from_row_major(s, data(static_cast<int>(s[0]), static_cast<int>(tenax::numel_of(s) / s[0]), k + 1)));
+    xs.push_back(T::from_col_major(reversed(s),
+                                   data(static_cast<int>(s[0]), static_cast<int>(tenax::numel_of(s) / s[0]), k + 1)));
   }
   return xs;
+}
+std::string tenax_spec(const EinsumCase& c) { return reversed_terms(c.spec); }
+std::vector<tenax::Shape> tenax_shapes(const EinsumCase& c) {
+  std::vector<tenax::Shape> r;
+  for (const tenax::Shape& s : c.shapes) r.push_back(reversed(s));
+  return r;
 }
 
 // The sum of the output by host loops over the row-major inputs.
@@ -97,7 +130,7 @@ double einsum_host_sum(int k) {
 // The case's einsum as a function of its operands (compiled outside the timing for the compiled rows).
 template <class F>
 auto with_einsum_program(int k, const std::vector<T>& xs, F&& use) {
-  const char* spec = kEinsum[k].spec;
+  const std::string spec = tenax_spec(kEinsum[k]);
   if (xs.size() == 3)
     return use(tenax::compile([spec](const T& a, const T& b, const T& c) { return tenax::einsum(spec, a, b, c); },
                               xs[0], xs[1], xs[2]),
@@ -109,7 +142,7 @@ auto with_einsum_program(int k, const std::vector<T>& xs, F&& use) {
 std::string einsum_check(int k) {
   const EinsumCase& c = kEinsum[k];
   const std::vector<T> xs = einsum_inputs(c);
-  const T eager = tenax::einsum(c.spec, xs);
+  const T eager = tenax::einsum(tenax_spec(c), xs);
   const double want = einsum_host_sum(k), got = tenax::sum(eager).item();
   if (!close(got, want, 1e-10))
     return "einsum: output sum " + std::to_string(got) + ", host loops " + std::to_string(want);
@@ -124,15 +157,16 @@ void einsum_row(benchmark::State& state, int k, bool compiled) {
   }
   const EinsumCase& c = kEinsum[k];
   const std::vector<T> xs = einsum_inputs(c);
+  const std::string spec = tenax_spec(c);
   with_einsum_program(k, xs, [&](const auto& prog, auto run) {
     T out = run(prog);  // the first run prepares the program
     for (auto _ : state) {
-      out = compiled ? run(prog) : tenax::einsum(c.spec, xs);
+      out = compiled ? run(prog) : tenax::einsum(spec, xs);
       benchmark::DoNotOptimize(out.impl().get());
     }
     return 0;
   });
-  const tenax::EinsumPathInfo path = tenax::einsum_path(c.spec, c.shapes);
+  const tenax::EinsumPathInfo path = tenax::einsum_path(spec, tenax_shapes(c));
   state.SetLabel(std::to_string(path.steps.size()) + " pairwise step(s), " +
                  std::to_string(static_cast<long long>(path.flops)) + " flops (einsum_path)");
 }

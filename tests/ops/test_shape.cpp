@@ -430,3 +430,41 @@ TEST(Shape, CloneAndContiguous) {
   TENAX_CHECK_GRADS([](const auto& v) { return tx::clone(v); }, Tensor<double>::randn({0, 2}, 1));
   EXPECT_EQ(tx::clone(Tensor<std::int64_t>::arange(3)).to_vector(), (std::vector<std::int64_t>{0, 1, 2}));
 }
+
+// Transposing copies (the output's inner dimension strides the input; kernels/map.hpp reads such
+// inputs in tiles): values against the element-by-element definition for 2-D and 3-D permutations,
+// strided and sliced sources, edges that are not multiples of the tile, a converting copy, and 1 or
+// 2 threads (the same bits either way).
+TEST(Shape, TransposingCopiesInTiles) {
+  const int saved = tx::num_threads();
+  for (const int threads : {1, 2}) {
+    tx::set_num_threads(threads);
+    const auto a = tx::Tensor<double>::randn({70, 45}, 3);
+    const auto at = tx::contiguous(tx::transpose(a, 0, 1));
+    ASSERT_EQ(at.shape(), (tx::Shape{45, 70}));
+    for (std::int64_t i = 0; i < 45; ++i)
+      for (std::int64_t j = 0; j < 70; ++j) ASSERT_EQ(at.at({i, j}), a.at({j, i}));
+    const auto b = tx::Tensor<double>::randn({33, 40, 3, 37}, 4);
+    const auto bp = tx::contiguous(tx::permute(b, {3, 2, 0, 1}));
+    ASSERT_EQ(bp.shape(), (tx::Shape{37, 3, 33, 40}));
+    for (std::int64_t i = 0; i < 33; i += 4)
+      for (std::int64_t j = 0; j < 40; j += 3)
+        for (std::int64_t k = 0; k < 3; ++k)
+          for (std::int64_t l = 0; l < 37; l += 5) ASSERT_EQ(bp.at({l, k, i, j}), b.at({i, j, k, l}));
+    // A sliced source (every other row) and a converting copy.
+    const auto s = tx::slice(tx::Tensor<double>::randn({130, 50}, 5), 0, 0, 130, 2);
+    const auto st = tx::contiguous(tx::transpose(s, 0, 1));
+    for (std::int64_t i = 0; i < 50; ++i)
+      for (std::int64_t j = 0; j < 65; ++j) ASSERT_EQ(st.at({i, j}), s.at({j, i}));
+    const auto f = tx::cast<float>(tx::transpose(a, 0, 1));
+    for (std::int64_t i = 0; i < 45; i += 7)
+      for (std::int64_t j = 0; j < 70; j += 3) ASSERT_EQ(f.at({i, j}), static_cast<float>(a.at({j, i})));
+    const auto c = tx::Tensor<tx::c128>::randn({64, 64}, 6);
+    EXPECT_EQ(tx::contiguous(tx::transpose(tx::transpose(c, 0, 1), 0, 1)).to_vector(), c.to_vector());
+    // A matmul of a transposed-batch layout (its operands copied to scratch through the same path).
+    const auto x = tx::Tensor<double>::randn({40, 40, 40}, 7), y = tx::Tensor<double>::randn({40, 40, 40}, 8);
+    const auto xp = tx::permute(x, {1, 2, 0}), yp = tx::permute(y, {1, 2, 0});
+    EXPECT_EQ(tx::matmul(xp, yp).to_vector(), tx::matmul(tx::contiguous(xp), tx::contiguous(yp)).to_vector());
+  }
+  tx::set_num_threads(saved);
+}
