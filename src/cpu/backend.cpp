@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "../core/registry.hpp"
+#include "axis_walk.hpp"
 #include "cpu_linalg.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/backend/tiny_pivots.hpp"
@@ -67,33 +68,20 @@ class CpuKernels final : public DeviceKernels {
                    std::int64_t* bad) const override {
     const char* s = static_cast<const char*>(x);
     char* o = static_cast<char*>(out);
-    bad[0] = bad[1] = 0;
-    for (std::int64_t q = 0; q < g.numel; ++q) {
-      const AxisOffsets a = axis_offsets(g, q);
-      const std::int64_t v = wrap_index(idx[a.idx], g.len);
-      if (v < 0) {
-        if (bad[0] == 0) bad[0] = q + 1, bad[1] = idx[a.idx];
-        std::memset(o + a.val * bytes, 0, bytes);
-      } else {
-        std::memcpy(o + a.val * bytes, s + (a.x + v * g.x[g.axis]) * bytes, bytes);
-      }
-    }
+    walk_axis_indices(
+        g, idx, bad,
+        [&](const AxisOffsets& a, std::int64_t at) { std::memcpy(o + a.val * bytes, s + at * bytes, bytes); },
+        [&](const AxisOffsets& a) { std::memset(o + a.val * bytes, 0, bytes); });
   }
   void put_axis(int, const AxisGeometry& g, const std::int64_t* idx, const void* src, void* out, std::size_t bytes,
                 std::int64_t* bad) const override {
     const char* s = static_cast<const char*>(src);
     char* o = static_cast<char*>(out);
-    bad[0] = bad[1] = 0;
-    // Column-major order visits a target's positions in increasing coordinate along axis: the last wins.
-    for (std::int64_t q = 0; q < g.numel; ++q) {
-      const AxisOffsets a = axis_offsets(g, q);
-      const std::int64_t v = wrap_index(idx[a.idx], g.len);
-      if (v < 0) {
-        if (bad[0] == 0) bad[0] = q + 1, bad[1] = idx[a.idx];
-      } else {
-        std::memcpy(o + (a.x + v * g.x[g.axis]) * bytes, s + a.val * bytes, bytes);
-      }
-    }
+    // (in increasing position along the axis: the last put to a target wins)
+    walk_axis_indices(
+        g, idx, bad,
+        [&](const AxisOffsets& a, std::int64_t at) { std::memcpy(o + at * bytes, s + a.val * bytes, bytes); },
+        [](const AxisOffsets&) {});
   }
 };
 

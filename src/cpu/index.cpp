@@ -6,22 +6,14 @@
 #include <numeric>
 #include <vector>
 
+#include "axis_walk.hpp"
+
 namespace tenax::detail {
 
 template <class T>
 void cpu_scatter_add(int, const AxisGeometry& g, const std::int64_t* idx, const T* src, T* out, std::int64_t* bad) {
-  bad[0] = bad[1] = 0;
-  // Column-major order visits a target's sources in increasing coordinate along axis (the order the
-  // device kernels sum in too).
-  for (std::int64_t q = 0; q < g.numel; ++q) {
-    const AxisOffsets a = axis_offsets(g, q);
-    const std::int64_t v = wrap_index(idx[a.idx], g.len);
-    if (v < 0) {
-      if (bad[0] == 0) bad[0] = q + 1, bad[1] = idx[a.idx];
-    } else {
-      out[a.x + v * g.x[g.axis]] += src[a.val];
-    }
-  }
+  walk_axis_indices(
+      g, idx, bad, [&](const AxisOffsets& a, std::int64_t at) { out[at] += src[a.val]; }, [](const AxisOffsets&) {});
 }
 
 template <class T>
