@@ -23,29 +23,8 @@ struct StorageBlock {
   static constexpr std::size_t kHeader = 64;
   static_assert(sizeof(std::atomic<int>) + sizeof(void*) * 3 + sizeof(Device) + sizeof(bool) <= kHeader);
 
-  static StorageBlock* create(std::size_t bytes, Device dev) {
-    if (dev.is_cpu()) {
-      void* raw = cpu_allocator().allocate(kHeader + bytes);
-      auto* s = new (raw) StorageBlock;
-      s->data = static_cast<char*>(raw) + kHeader;
-      s->bytes = bytes;
-      s->device = dev;
-      return s;
-    }
-    Allocator& a = allocator_for(dev);
-    void* raw = small_alloc(kHeader);
-    auto* s = new (raw) StorageBlock;
-    s->alloc = &a;
-    s->device = dev;
-    s->bytes = bytes;
-    try {
-      s->data = a.allocate(bytes);
-    } catch (...) {
-      small_free(raw, kHeader);
-      throw;
-    }
-    return s;
-  }
+  // A block of `bytes` on dev from its device's allocator (src/core/storage.cpp).
+  static StorageBlock* create(std::size_t bytes, Device dev);
   // Memory that another library owns (DLPack import): `owner` is called with (data, bytes) when the
   // last reference goes, and must free itself then (an Allocator whose deallocate releases the
   // memory to its owner).

@@ -12,9 +12,11 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "tenax/backend/backend.hpp"
 #include "tenax/core/deferred_checks.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/kernels/index.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -71,25 +73,27 @@ struct IndexReport {
 };
 
 // Runs an indexing kernel body(ptrs, bad) (ptrs: out's first element, then the operands') on
-// out's device and checks its report (see above): on the CPU as one kernel recorded for a
-// prepared program (the copy of `copy_from`, when given, into out included), so a prepared run
-// raises too; on a device the copy, the kernel and a deferred check of its report.
+// out's device and checks its report (see above), by a slot of kernels/dispatch.hpp. The host form:
+// one kernel recorded for a prepared program (the copy of `copy_from`, when given, into out
+// included), so a prepared run raises too.
 template <class Body, class Out, class... In>
-void run_checked(const IndexReport& report, Body body, const Tensor<Out>* copy_from, const Tensor<Out>& out,
-                 const Tensor<In>&... in) {
-  if (out.device().is_cpu()) {
-    std::function<void(char*, char*)> copy;
-    if (copy_from) copy = copy_kernel<Out, Out>(*out.impl(), *copy_from->impl());
-    record_kernel(
-        [body, report, copy](char* const* p) {
-          if (copy) copy(p[0], p[1]);  // operand 1 is copy_from
-          std::int64_t bad[2] = {0, 0};
-          body(p, bad);
-          if (bad[0] != 0) report.raise(bad);
-        },
-        out, in...);
-    return;
-  }
+void run_checked_host(const IndexReport& report, Body body, const Tensor<Out>* copy_from, const Tensor<Out>& out,
+                      const Tensor<In>&... in) {
+  std::function<void(char*, char*)> copy;
+  if (copy_from) copy = copy_kernel<Out, Out>(*out.impl(), *copy_from->impl());
+  record_kernel(
+      [body, report, copy](char* const* p) {
+        if (copy) copy(p[0], p[1]);  // operand 1 is copy_from
+        std::int64_t bad[2] = {0, 0};
+        body(p, bad);
+        if (bad[0] != 0) report.raise(bad);
+      },
+      out, in...);
+}
+// The generic form: the copy, the kernel and a deferred check of its report.
+template <class Body, class Out, class... In>
+void run_checked_generic(const IndexReport& report, Body body, const Tensor<Out>* copy_from, const Tensor<Out>& out,
+                         const Tensor<In>&... in) {
   if (copy_from) copy_into(out, *copy_from);
   const Tensor<std::int32_t> bad = Tensor<std::int32_t>::empty({4}, out.device());  // two int64
   char* const p[] = {static_cast<char*>(out.impl()->data()), static_cast<char*>(in.impl()->data())...};
@@ -99,6 +103,12 @@ void run_checked(const IndexReport& report, Body body, const Tensor<Out>* copy_f
     std::memcpy(b, codes, sizeof b);
     if (b[0] != 0) report.raise(b);
   });
+}
+template <class Body, class Out, class... In>
+void run_checked(const IndexReport& report, Body body, const Tensor<Out>* copy_from, const Tensor<Out>& out,
+                 const Tensor<In>&... in) {
+  dispatch<&run_checked_host<Body, Out, In...>, &run_checked_generic<Body, Out, In...>>(
+      out.device(), report, std::move(body), copy_from, out, in...);
 }
 
 // The argument checks of the ops that index x along axis with idx (of x's rank): devices, rank,

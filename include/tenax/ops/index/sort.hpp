@@ -8,6 +8,7 @@
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/index/gather.hpp"
 #include "tenax/ops/index/scatter_add.hpp"
@@ -22,7 +23,7 @@ namespace ops {
 
 struct Sort {
   static constexpr const char* name = "sort";
-  static constexpr bool one_kernel = true;     // forward is one captured kernel call (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;     // on the host, one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;  // the indices
   int axis;
   bool descending;
@@ -44,19 +45,27 @@ struct Sort {
     const detail::SortFn<T> fn = detail::SortKernel<T>::on[kind_index(x.device())];
     if (fn == nullptr) [[unlikely]]
       detail::fail(name, "no kernel for device ", x.device().str(), " (", dtype_traits<T>::name, ")");
-    if (x.device().is_cpu()) {  // recorded for a prepared program's first run
-      const detail::TensorImpl* const outs[] = {values.impl().get(), indices.impl().get()};
-      const detail::TensorImpl* const ins[] = {x.impl().get()};
-      detail::record_kernel_n(
-          [fn, g, d = descending](char* const* p) {
-            fn(0, g, reinterpret_cast<const T*>(p[2]), reinterpret_cast<T*>(p[0]),
-               reinterpret_cast<std::int64_t*>(p[1]), d);
-          },
-          outs, ins);
-    } else {
-      fn(x.device().index, g, x.data(), values.mutable_data(), indices.mutable_data(), descending);
-    }
+    detail::dispatch<&Sort::host<T>, &Sort::generic<T>>(x.device(), fn, g, descending, x, values, indices);
     return {values, indices};
+  }
+  // The device's kernel, recorded for a prepared program's first run.
+  template <class T>
+  static void host(detail::SortFn<T> fn, const detail::LineGeometry& g, bool descending, const Tensor<T>& x,
+                   const Tensor<T>& values, const Tensor<std::int64_t>& indices) {
+    const detail::TensorImpl* const outs[] = {values.impl().get(), indices.impl().get()};
+    const detail::TensorImpl* const ins[] = {x.impl().get()};
+    detail::record_kernel_n(
+        [fn, g, descending, dev = x.device().index](char* const* p) {
+          fn(dev, g, reinterpret_cast<const T*>(p[2]), reinterpret_cast<T*>(p[0]),
+             reinterpret_cast<std::int64_t*>(p[1]), descending);
+        },
+        outs, ins);
+  }
+  // The device's kernel, called.
+  template <class T>
+  static void generic(detail::SortFn<T> fn, const detail::LineGeometry& g, bool descending, const Tensor<T>& x,
+                      const Tensor<T>& values, const Tensor<std::int64_t>& indices) {
+    fn(x.device().index, g, x.data(), values.mutable_data(), indices.mutable_data(), descending);
   }
   // The values are x permuted along axis by the indices (held fixed: they are locally constant):
   // dy = take_along_axis(dx, idx); gx = scatter_add(0, idx, gy).

@@ -10,13 +10,14 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tenax/ad/mode.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/backend/tiny_pivots.hpp"
-#include "tenax/core/deferred_checks.hpp"
 #include "tenax/core/tensor.hpp"
+#include "tenax/kernels/checks.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/parallel.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -279,8 +280,8 @@ Tensor<T> nan_where_failed(const Tensor<T>& x, const Tensor<std::int32_t>& info)
 }
 
 // Raises op's LinAlgError "the input contains inf or NaN" for the first matrix of x (m x n x batch)
-// holding one: at once on the CPU; on a device when its results are next read
-// (core/deferred_checks.hpp), so nothing waits for the device here. Returns the codes (batch-shaped:
+// holding one: at once where the host reads the codes, else when the device's results are next
+// read (kernels/checks.hpp), so nothing waits for the device here. Returns the codes (batch-shaped:
 // kNonFiniteInfo for such a matrix, else 0; undefined for an empty x).
 template <class T>
 Tensor<std::int32_t> check_finite_input(const char* op, const Tensor<T>& x) {
@@ -293,10 +294,7 @@ Tensor<std::int32_t> check_finite_input(const char* op, const Tensor<T>& x) {
         raise_nonfinite(op, shape, b, dtype_traits<T>::name, dev);
       }
   };
-  if (x.device().is_cpu())
-    check(info.data(), info.numel());
-  else
-    defer_check(info.impl(), check);
+  check_codes(info.impl(), std::move(check));
   return info;
 }
 

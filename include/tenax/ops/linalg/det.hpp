@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <limits>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/ops/binary/compare.hpp"
 #include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/linalg/common.hpp"
@@ -96,25 +98,84 @@ struct SubnormalPivots {
   Tensor<bool> mask;
   bool any = false;
 };
+// By tensor ops, with one read (the generic form of a kernels/dispatch.hpp slot).
 template <class T>
-SubnormalPivots subnormal_pivots(const Tensor<T>& LU) {
+SubnormalPivots subnormal_pivots_generic(const Tensor<T>& LU) {
   using R = real_t<T>;
   const Device dev = LU.device();
   SubnormalPivots s;
-  if (dev.is_cpu()) {  // the common answer, none, from a scan of the diagonal (no tensor ops)
-    const Tensor<T> c = LU.contiguous();
-    const std::int64_t n = c.shape()[0], nb = mat_batch_count(c.shape());
-    // (cpu::tiny_pivot's max(|Re|, |Im|) is below the smallest normal number whenever |u_ii| is,
-    // so this finds every matrix the mask below marks)
-    for (std::int64_t b = 0; b < nb && !s.any; ++b) s.any = cpu::has_tiny_diagonal(n, c.data() + b * n * n, n);
-    if (!s.any) return s;
-  }
   const Tensor<R> a = abs(diagonal(LU)), zero = Tensor<R>::scalar(R(0), dev);
   const Tensor<R> tiny = where(lt(a, Tensor<R>::scalar(std::numeric_limits<R>::min(), dev)),
                                where(gt(a, zero), Tensor<R>::scalar(R(1), dev), zero), zero);
   s.mask = gt(sum(tiny, {0}, false), zero);
   s.any = sum(tiny).to(Device::cpu()).item() > R(0);
   return s;
+}
+// The host form: the common answer, none, from a scan of the diagonal (no tensor ops), else the
+// generic form. (cpu::tiny_pivot's max(|Re|, |Im|) is below the smallest normal number whenever
+// |u_ii| is, so the scan finds every matrix the mask marks.)
+template <class T>
+SubnormalPivots subnormal_pivots_host(const Tensor<T>& LU) {
+  const Tensor<T> c = LU.contiguous();
+  const std::int64_t n = c.shape()[0], nb = mat_batch_count(c.shape());
+  bool any = false;
+  for (std::int64_t b = 0; b < nb && !any; ++b) any = cpu::has_tiny_diagonal(n, c.data() + b * n * n, n);
+  return any ? subnormal_pivots_generic(LU) : SubnormalPivots{};
+}
+template <class T>
+SubnormalPivots subnormal_pivots(const Tensor<T>& LU) {
+  return dispatch<&subnormal_pivots_host<T>, &subnormal_pivots_generic<T>>(LU.device(), LU);
+}
+
+// The nearly singular test of split_singular below (det == 0, or min |u_ii| <= eps^(1/3) max |u_ii|)
+// as a batch-shaped mask, by recorded tensor ops (a compiled program selects per matrix at run time).
+template <class T>
+Tensor<bool> near_singular_mask(const Tensor<T>& d, const Tensor<T>& LU) {
+  using R = real_t<T>;
+  NoGradGuard no_tape;
+  ForwardOffGuard no_tangents;
+  const Device dev = LU.device();
+  const Tensor<R> a = abs(diagonal(LU));
+  const Tensor<bool> z = eq(d, Tensor<T>::zeros({}, dev));
+  return where(z, z,
+               le(min(a, {0}, false),
+                  mul(max(a, {0}, false), Tensor<R>::scalar(std::cbrt(std::numeric_limits<R>::epsilon()), dev))));
+}
+// How many matrices the test marks, and the mask when some but not all are: one mask read back (the
+// generic form of a kernels/dispatch.hpp slot)...
+struct NearSingular {
+  std::int64_t count = 0;
+  Tensor<bool> mask;
+};
+template <class T>
+NearSingular near_singular_generic(const Tensor<T>& d, const Tensor<T>& LU) {
+  NearSingular r;
+  r.mask = near_singular_mask(d, LU);
+  const Tensor<bool> c = r.mask.to(Device::cpu()).contiguous();
+  for (std::int64_t b = 0; b < c.numel(); ++b) r.count += c.data()[b];
+  return r;
+}
+// ... or counted by a scan of the pivots and det on the host, the mask made only for some.
+template <class T>
+NearSingular near_singular_host(const Tensor<T>& d, const Tensor<T>& LU) {
+  using R = real_t<T>;
+  const R tol = std::cbrt(std::numeric_limits<R>::epsilon());
+  const std::int64_t n = LU.shape()[0];
+  const Tensor<T> lu = LU.contiguous(), dc = d.contiguous();
+  NearSingular r;
+  for (std::int64_t b = 0; b < dc.numel(); ++b) {
+    R lo = std::numeric_limits<R>::infinity(), hi = 0;
+    bool nan = false;  // (the mask's min and max propagate NaN, and then it says no)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const R a = std::abs(lu.data()[b * n * n + i * (n + 1)]);
+      nan = nan || a != a;
+      lo = std::min(lo, a);
+      hi = std::max(hi, a);
+    }
+    r.count += dc.data()[b] == T(0) || (!nan && lo <= tol * hi);
+  }
+  if (r.count > 0 && r.count < dc.numel()) r.mask = near_singular_mask(d, LU);
+  return r;
 }
 
 // Which matrices of a batch det's rules take through the adjugate: the exactly singular ones
@@ -141,41 +202,17 @@ struct SingularSplit {
 
 template <class T>
 SingularSplit<T> split_singular(const Tensor<T>& A, const Tensor<T>& d, const Tensor<T>& LU, bool near) {
-  using R = real_t<T>;
   SingularSplit<T> s;
   const std::int64_t n = A.shape()[0];
   const Shape batch = mat_batch_shape(A.shape());
   const Device dev = A.device();
   near = near && n > 0;
-  const R tol = std::cbrt(std::numeric_limits<R>::epsilon());
-  // The mask by recorded tensor ops (a compiled program selects per matrix at run time).
-  const auto near_mask = [&] {
-    NoGradGuard no_tape;
-    ForwardOffGuard no_tangents;
-    const Tensor<R> a = abs(diagonal(LU));
-    const Tensor<bool> z = eq(d, Tensor<T>::zeros({}, dev));
-    return where(z, z, le(min(a, {0}, false), mul(max(a, {0}, false), Tensor<R>::scalar(tol, dev))));
-  };
   std::int64_t count = 0;
-  Tensor<bool> mask;           // batch shape, when it is not det == 0
-  if (near && dev.is_cpu()) {  // counted by a scan of the pivots (and det)
-    const Tensor<T> lu = LU.contiguous(), dc = d.contiguous();
-    for (std::int64_t b = 0; b < dc.numel(); ++b) {
-      R lo = std::numeric_limits<R>::infinity(), hi = 0;
-      bool nan = false;  // (the mask's min and max propagate NaN, and then it says no)
-      for (std::int64_t i = 0; i < n; ++i) {
-        const R a = std::abs(lu.data()[b * n * n + i * (n + 1)]);
-        nan = nan || a != a;
-        lo = std::min(lo, a);
-        hi = std::max(hi, a);
-      }
-      count += dc.data()[b] == T(0) || (!nan && lo <= tol * hi);
-    }
-    if (count > 0 && count < dc.numel()) mask = near_mask();
-  } else if (near) {  // one mask read back
-    mask = near_mask();
-    const Tensor<bool> c = mask.to(Device::cpu()).contiguous();
-    for (std::int64_t b = 0; b < c.numel(); ++b) count += c.data()[b];
+  Tensor<bool> mask;  // batch shape, when it is not det == 0
+  if (near) {
+    NearSingular r = dispatch<&near_singular_host<T>, &near_singular_generic<T>>(dev, d, LU);
+    count = r.count;
+    mask = std::move(r.mask);
   } else {
     const Tensor<T> c = d.to(Device::cpu()).contiguous();
     for (std::int64_t b = 0; b < c.numel(); ++b) count += c.data()[b] == T(0);

@@ -10,6 +10,7 @@
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/deferred_checks.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
@@ -19,7 +20,7 @@ namespace ops {
 struct InfoCheck {
   static constexpr const char* name = "info_check";
   static constexpr bool effect = true;
-  static constexpr bool one_kernel = true;  // on the CPU (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;  // its host form (kernels/capture.hpp)
   const char* op;                           // the checked op, named in the error
   Shape input_shape;                        // its input's shape: the batch element and the message
   std::string (*what)(std::int32_t);        // describes a failing info code
@@ -29,23 +30,24 @@ struct InfoCheck {
   // Raises LinAlgError for the first failing matrix; no output. On a device the codes are not
   // waited for: the check runs when the device's results are next read (core/deferred_checks.hpp).
   Tensor<std::int32_t> forward(const Tensor<std::int32_t>& info) const {
-    if (info.device().is_cpu()) {
-      // One captured kernel (a prepared run calls it on each run's codes).
-      const Tensor<std::int32_t> c = info.impl()->is_contiguous() ? info : info.contiguous();
-      const detail::TensorImpl* none = nullptr;
-      detail::record_kernel_n(
-          [self = *this, n = c.numel()](char* const* p) {
-            self.check(reinterpret_cast<const std::int32_t*>(p[1]), n, Device::cpu());
-          },
-          {none}, {c.impl().get()});
-    } else if (info.numel() > 0) {
-      // A copy of its own: a prepared program writes the next run's codes into the same buffer.
-      detail::defer_check(clone(info).impl(),
-                          [self = *this, dev = info.device()](const std::int32_t* codes, std::int64_t n) {
-                            self.check(codes, n, dev);
-                          });
-    }
+    detail::dispatch<&InfoCheck::host, &InfoCheck::generic>(info.device(), *this, info);
     return {};
+  }
+  // One captured kernel (a prepared run calls it on each run's codes).
+  static void host(const InfoCheck& op, const Tensor<std::int32_t>& info) {
+    const Tensor<std::int32_t> c = info.impl()->is_contiguous() ? info : info.contiguous();
+    const detail::TensorImpl* none = nullptr;
+    detail::record_kernel_n([op, n = c.numel(), dev = info.device()](
+                                char* const* p) { op.check(reinterpret_cast<const std::int32_t*>(p[1]), n, dev); },
+                            {none}, {c.impl().get()});
+  }
+  // A deferred check of a copy of its own: a prepared program writes the next run's codes into the
+  // same buffer.
+  static void generic(const InfoCheck& op, const Tensor<std::int32_t>& info) {
+    if (info.numel() == 0) return;
+    detail::defer_check(clone(info).impl(), [op, dev = info.device()](const std::int32_t* codes, std::int64_t n) {
+      op.check(codes, n, dev);
+    });
   }
 
   void check(const std::int32_t* codes, std::int64_t n, Device dev) const {

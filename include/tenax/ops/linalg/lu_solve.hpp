@@ -7,6 +7,7 @@
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/ops/binary/compare.hpp"
 #include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/linalg/batched.hpp"
@@ -21,7 +22,7 @@ namespace ops {
 
 struct LuSolve {
   static constexpr const char* name = "lu_solve";
-  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;  // its host form is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
   cpu::Trans trans;
 
@@ -31,41 +32,48 @@ struct LuSolve {
     const std::int64_t n = LU.shape()[0], k = B.shape()[1];
     Tensor<T> X = Tensor<T>::empty(detail::with_batch(n, k, batch), B.device());
     if (X.numel() == 0) return X;  // nothing to solve (the batch may still be huge)
-    if (X.device().is_cpu()) {
-      // One captured kernel: B (broadcast) copied into X, LU and the pivots into scratch when not
-      // contiguous, then getrs per matrix.
-      using Copy = std::function<void(char*, char*)>;
-      const bool lu_c = LU.impl()->is_contiguous(), piv_c = piv.impl()->is_contiguous();
-      auto run = [copy_b = detail::copy_to_contiguous(expand(B, X.shape())),
-                  copy_lu = lu_c ? Copy() : Copy(detail::copy_to_contiguous(LU)),
-                  lu_s = lu_c ? detail::ImplPtr() : Tensor<T>::empty(LU.shape()).impl(),
-                  copy_piv = piv_c ? Copy() : Copy(detail::copy_to_contiguous(piv)),
-                  piv_s = piv_c ? detail::ImplPtr() : Tensor<std::int32_t>::empty(piv.shape()).impl(), n, k,
-                  nb = detail::mat_batch_count(X.shape()), piv_shape = piv.shape(), trans = trans](char* const* p) {
-        copy_b(p[0], p[3]);
-        if (lu_s) copy_lu(static_cast<char*>(lu_s->data()), p[1]);
-        if (piv_s) copy_piv(static_cast<char*>(piv_s->data()), p[2]);
-        const T* l = reinterpret_cast<const T*>(lu_s ? static_cast<char*>(lu_s->data()) : p[1]);
-        const std::int32_t* ip =
-            reinterpret_cast<const std::int32_t*>(piv_s ? static_cast<char*>(piv_s->data()) : p[2]);
-        T* x = reinterpret_cast<T*>(p[0]);
-        const std::int64_t ld = std::max<std::int64_t>(1, n);
-        detail::check_pivots(name, ip, n, piv_shape);
-        for (std::int64_t b = 0; b < nb; ++b)
-          cpu::getrs<T>(trans, n, k, l + b * n * n, ld, ip + b * n, x + b * n * k, ld);
-      };
-      detail::record_kernel_n(run, {X.impl().get()}, {LU.impl().get(), piv.impl().get(), B.impl().get()});
-      return X;
-    }
+    detail::dispatch<&LuSolve::host<T>, &LuSolve::generic<T>>(X.device(), *this, X, LU, piv, B);
+    return X;
+  }
+  // One captured kernel: B (broadcast) copied into X, LU and the pivots into scratch when not
+  // contiguous, then getrs per matrix.
+  template <class T>
+  static void host(const LuSolve& op, const Tensor<T>& X, const Tensor<T>& LU, const Tensor<std::int32_t>& piv,
+                   const Tensor<T>& B) {
+    const std::int64_t n = LU.shape()[0], k = B.shape()[1];
+    using Copy = std::function<void(char*, char*)>;
+    const bool lu_c = LU.impl()->is_contiguous(), piv_c = piv.impl()->is_contiguous();
+    auto run = [copy_b = detail::copy_to_contiguous(expand(B, X.shape())),
+                copy_lu = lu_c ? Copy() : Copy(detail::copy_to_contiguous(LU)),
+                lu_s = lu_c ? detail::ImplPtr() : Tensor<T>::empty(LU.shape()).impl(),
+                copy_piv = piv_c ? Copy() : Copy(detail::copy_to_contiguous(piv)),
+                piv_s = piv_c ? detail::ImplPtr() : Tensor<std::int32_t>::empty(piv.shape()).impl(), n, k,
+                nb = detail::mat_batch_count(X.shape()), piv_shape = piv.shape(), trans = op.trans](char* const* p) {
+      copy_b(p[0], p[3]);
+      if (lu_s) copy_lu(static_cast<char*>(lu_s->data()), p[1]);
+      if (piv_s) copy_piv(static_cast<char*>(piv_s->data()), p[2]);
+      const T* l = reinterpret_cast<const T*>(lu_s ? static_cast<char*>(lu_s->data()) : p[1]);
+      const std::int32_t* ip = reinterpret_cast<const std::int32_t*>(piv_s ? static_cast<char*>(piv_s->data()) : p[2]);
+      T* x = reinterpret_cast<T*>(p[0]);
+      const std::int64_t ld = std::max<std::int64_t>(1, n);
+      detail::check_pivots(name, ip, n, piv_shape);
+      for (std::int64_t b = 0; b < nb; ++b)
+        cpu::getrs<T>(trans, n, k, l + b * n * n, ld, ip + b * n, x + b * n * k, ld);
+    };
+    detail::record_kernel_n(run, {X.impl().get()}, {LU.impl().get(), piv.impl().get(), B.impl().get()});
+  }
+  // The backend's getrs. It follows the pivots, so they are checked first, on the device with every
+  // call (also in a prepared program), the raise deferred to the next read; getrs gets pivots that
+  // stay inside.
+  template <class T>
+  static void generic(const LuSolve& op, const Tensor<T>& X, const Tensor<T>& LU, const Tensor<std::int32_t>& piv,
+                      const Tensor<T>& B) {
     detail::copy_into(X, expand(B, X.shape()));
     const Tensor<T> lu = contiguous(LU);
     const Tensor<std::int32_t> p = contiguous(piv);
-    // getrs follows the pivots, so they are checked first, on the device with every call (also in
-    // a prepared program), the raise deferred to the next read; getrs gets pivots that stay inside.
     const Tensor<std::int32_t> safe = Tensor<std::int32_t>::empty(p.shape(), p.device());
-    detail::batched::check_pivots_on_device(name, p, n, Tensor<std::int64_t>(), safe);
-    detail::batched::getrs(trans, lu, safe, X);
-    return X;
+    detail::batched::check_pivots_on_device(name, p, LU.shape()[0], Tensor<std::int64_t>(), safe);
+    detail::batched::getrs(op.trans, lu, safe, X);
   }
 
   // X = op(A)^-1 B with A = P L U (L unit lower, U upper, packed in LU).
@@ -200,8 +208,8 @@ struct SavedLuSolve {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     Tensor<T> r = c.template dx<3>();
     if (c.dx0().defined()) {
-      const Tensor<T> t = detail::nonfinite_on_cpu(c.y0()) ? detail::matmul_past_overflow(op_of(c.dx0()), c.y0(), true)
-                                                           : matmul(op_of(c.dx0()), c.y0());
+      const Tensor<T> t = detail::nonfinite_on_host(c.y0()) ? detail::matmul_past_overflow(op_of(c.dx0()), c.y0(), true)
+                                                            : matmul(op_of(c.dx0()), c.y0());
       r = detail::subtract(r, t);
     }
     if (!r.defined()) return Tensor<T>();
@@ -226,7 +234,7 @@ struct SavedLuSolve {
     Tensor<T> gA;
     // gB X^H = (op(A)^-1 B gB^H)^H, a solve, when X overflowed (as in Solve::vjp).
     if (c.needs(0))
-      gA = op_of(neg(detail::nonfinite_on_cpu(c.y0())
+      gA = op_of(neg(detail::nonfinite_on_host(c.y0())
                          ? detail::apply(*this, A, LU, piv, matmul(c.template x<3>(), gB.mH())).mH()
                          : matmul(gB, c.y0().mH())));
     return std::tuple{gA, Tensor<T>(), Tensor<std::int32_t>(),
@@ -246,28 +254,17 @@ struct SavedLuSolve {
 // traced lu_solve checks each run's factors.
 struct ZeroPivotInfo {
   static constexpr const char* name = "zero_pivot_info";
-  static constexpr bool one_kernel = true;  // on the CPU (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;  // its host form (kernels/capture.hpp)
   template <class T>
-  Tensor<std::int32_t> forward(const Tensor<T>& LU_in) const {
-    using R = real_t<T>;
+  Tensor<std::int32_t> forward(const Tensor<T>& LU) const {
+    return detail::dispatch<&ZeroPivotInfo::host<T>, &ZeroPivotInfo::generic<T>>(LU.device(), LU);
+  }
+  // One captured scan of the diagonals.
+  template <class T>
+  static Tensor<std::int32_t> host(const Tensor<T>& LU_in) {
     const std::int64_t n = LU_in.shape()[0], nb = detail::mat_batch_count(LU_in.shape());
-    const Shape batch = detail::mat_batch_shape(LU_in.shape());
-    const Device dev = LU_in.device();
-    if (!dev.is_cpu()) {
-      if (n == 0) return Tensor<std::int32_t>::zeros(batch, dev);
-      // n - i where U(i, i) == 0, maximised: the first zero pivot. (Nothing recorded.)
-      NoGradGuard no_grad;
-      detail::ForwardOffGuard no_fw;
-      std::vector<R> ramp(static_cast<std::size_t>(n));
-      for (std::int64_t i = 0; i < n; ++i) ramp[static_cast<std::size_t>(i)] = R(n - i);
-      const Tensor<R> zero = Tensor<R>::zeros({}, dev);
-      const Tensor<R> m =
-          max(where(eq(abs(diagonal(LU_in, 0, 0, 1)), zero), Tensor<R>::from_col_major(Shape{n}, ramp, dev), zero), {0},
-              false);
-      return cast<std::int32_t>(where(eq(m, zero), zero, rsub(m, R(n + 1))));
-    }
     const Tensor<T> LU = LU_in.impl()->is_contiguous() ? LU_in : LU_in.contiguous();
-    Tensor<std::int32_t> info = Tensor<std::int32_t>::empty(batch);
+    Tensor<std::int32_t> info = Tensor<std::int32_t>::empty(detail::mat_batch_shape(LU_in.shape()), LU_in.device());
     detail::record_kernel_n(
         [n, nb](char* const* p) {
           auto* out = reinterpret_cast<std::int32_t*>(p[0]);
@@ -283,6 +280,23 @@ struct ZeroPivotInfo {
         },
         {info.impl().get()}, {LU.impl().get()});
     return info;
+  }
+  // By tensor ops on the device (nothing recorded, nothing read back): n - i where U(i, i) == 0,
+  // maximised, is the first zero pivot.
+  template <class T>
+  static Tensor<std::int32_t> generic(const Tensor<T>& LU) {
+    using R = real_t<T>;
+    const std::int64_t n = LU.shape()[0];
+    const Device dev = LU.device();
+    if (n == 0) return Tensor<std::int32_t>::zeros(detail::mat_batch_shape(LU.shape()), dev);
+    NoGradGuard no_grad;
+    detail::ForwardOffGuard no_fw;
+    std::vector<R> ramp(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) ramp[static_cast<std::size_t>(i)] = R(n - i);
+    const Tensor<R> zero = Tensor<R>::zeros({}, dev);
+    const Tensor<R> m = max(
+        where(eq(abs(diagonal(LU, 0, 0, 1)), zero), Tensor<R>::from_col_major(Shape{n}, ramp, dev), zero), {0}, false);
+    return cast<std::int32_t>(where(eq(m, zero), zero, rsub(m, R(n + 1))));
   }
 };
 

@@ -2,7 +2,8 @@
 // Solutions that overflowed. At a subnormal pivot (or a huge right-hand side) X = A^-1 B holds inf
 // where the exact entry is merely larger than the largest float; a rule that multiplies X by
 // another matrix then meets inf * 0 = NaN in entries whose exact value is finite (0 * huge = 0).
-// The solve rules detect this on the CPU and take forms that do not.
+// The solve rules detect this where the host reads X at once and take forms that do not.
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/ops/binary/compare.hpp"
 #include "tenax/ops/binary/where.hpp"
 #include "tenax/ops/fwd.hpp"
@@ -13,13 +14,22 @@
 namespace tenax {
 namespace detail {
 
-// Whether X, on the CPU, holds inf or NaN (false on other devices, whose values a rule would have
-// to wait for: there the plain forms stay).
+// Whether X holds inf or NaN where the host reads it at once (the host form of a
+// kernels/dispatch.hpp slot); false on a device (the generic form), whose values a rule would have
+// to wait for: there the plain forms stay.
 template <class T>
-bool nonfinite_on_cpu(const Tensor<T>& X) {
-  if (!X.device().is_cpu() || X.numel() == 0) return false;
+bool nonfinite_now(const Tensor<T>& X) {
+  if (X.numel() == 0) return false;
   const Tensor<T> c = X.contiguous();
   return !all_finite(c.data(), c.numel());
+}
+template <class T>
+bool nonfinite_unknown(const Tensor<T>&) {
+  return false;
+}
+template <class T>
+bool nonfinite_on_host(const Tensor<T>& X) {
+  return dispatch<&nonfinite_now<T>, &nonfinite_unknown<T>>(X.device(), X);
 }
 
 // M X (left) or X M (right) with X's non-finite entries taken as huge finite numbers: an entry of

@@ -2,6 +2,7 @@
 // permute_rows: out[i, :] = x[perm[i], :] for each matrix of a batch (perm is m x batch, 0-based);
 // and the conversion from LAPACK pivots (sequential 1-based row interchanges) to such a permutation.
 #include "tenax/ad/apply.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
@@ -13,19 +14,20 @@ namespace detail {
 // that a trace records them instead of baking in the pivots it saw).
 struct PivotsToPermutation {
   static constexpr const char* name = "pivots_to_permutation";
-  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;  // its host form is one captured kernel (kernels/capture.hpp)
   std::int64_t m;
   Tensor<std::int64_t> forward(const Tensor<std::int32_t>& piv) const {
     const Tensor<std::int32_t> p = contiguous(piv);
-    const std::int64_t k = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
     Shape s{m};
     for (int d = 1; d < p.dim(); ++d) s.push_back(p.shape()[d]);
     Tensor<std::int64_t> perm = Tensor<std::int64_t>::empty(s, p.device());
-    if (!p.device().is_cpu()) {  // on the device, the check deferred to the next read
-      batched::check_pivots_on_device(name, p, m, perm, Tensor<std::int32_t>());
-      return perm;
-    }
-    auto run = [m = m, k, nb, shape = p.shape()](char* const* ptr) {
+    dispatch<&PivotsToPermutation::host, &PivotsToPermutation::generic>(p.device(), *this, perm, p);
+    return perm;
+  }
+  // One captured kernel: the check, then the interchanges applied to the identity.
+  static void host(const PivotsToPermutation& op, const Tensor<std::int64_t>& perm, const Tensor<std::int32_t>& p) {
+    const std::int64_t k = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
+    auto run = [m = op.m, k, nb, shape = p.shape()](char* const* ptr) {
       std::int64_t* out = reinterpret_cast<std::int64_t*>(ptr[0]);
       const std::int32_t* pv = reinterpret_cast<const std::int32_t*>(ptr[1]);
       check_pivots(name, pv, m, shape);
@@ -36,21 +38,24 @@ struct PivotsToPermutation {
       }
     };
     record_kernel(run, perm, p);
-    return perm;
+  }
+  // The backend's kernel, its check deferred to the device's next read.
+  static void generic(const PivotsToPermutation& op, const Tensor<std::int64_t>& perm, const Tensor<std::int32_t>& p) {
+    batched::check_pivots_on_device(name, p, op.m, perm, Tensor<std::int32_t>());
   }
 };
 
 struct InversePermutation {
   static constexpr const char* name = "inverse_permutation";
-  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;  // its host form is one captured kernel (kernels/capture.hpp)
   Tensor<std::int64_t> forward(const Tensor<std::int64_t>& perm) const {
     const Tensor<std::int64_t> p = contiguous(perm);
-    const std::int64_t m = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
     Tensor<std::int64_t> inv = Tensor<std::int64_t>::empty(p.shape(), p.device());
-    if (!p.device().is_cpu()) {
-      if (inv.numel() > 0) batched::inverse_permutation(p, inv);
-      return inv;
-    }
+    dispatch<&InversePermutation::host, &InversePermutation::generic>(p.device(), inv, p);
+    return inv;
+  }
+  static void host(const Tensor<std::int64_t>& inv, const Tensor<std::int64_t>& p) {
+    const std::int64_t m = p.shape()[0], nb = numel_of(Shape(p.shape().begin() + 1, p.shape().end()));
     auto run = [m, nb](char* const* ptr) {
       std::int64_t* out = reinterpret_cast<std::int64_t*>(ptr[0]);
       const std::int64_t* q = reinterpret_cast<const std::int64_t*>(ptr[1]);
@@ -58,7 +63,9 @@ struct InversePermutation {
         for (std::int64_t i = 0; i < m; ++i) out[b * m + q[b * m + i]] = i;
     };
     record_kernel(run, inv, p);
-    return inv;
+  }
+  static void generic(const Tensor<std::int64_t>& inv, const Tensor<std::int64_t>& p) {
+    if (inv.numel() > 0) batched::inverse_permutation(p, inv);
   }
 };
 
@@ -76,16 +83,18 @@ namespace ops {
 
 struct PermuteRows {
   static constexpr const char* name = "permute_rows";
-  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;  // its host form is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
   template <class T>
   Tensor<T> forward(const Tensor<T>& x, const Tensor<std::int64_t>& perm) const {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
     if (out.numel() == 0) return out;
-    if (!x.device().is_cpu()) {
-      detail::batched::permute_rows(contiguous(x), contiguous(perm), out);
-      return out;
-    }
+    detail::dispatch<&PermuteRows::host<T>, &PermuteRows::generic<T>>(x.device(), out, x, perm);
+    return out;
+  }
+  // One captured kernel reading x in place (any strides).
+  template <class T>
+  static void host(const Tensor<T>& out, const Tensor<T>& x, const Tensor<std::int64_t>& perm) {
     const std::int64_t m = x.shape()[0], n = x.shape()[1];
     const Tensor<std::int64_t> p = contiguous(perm);
     auto run = [m, n, off = detail::batch_offsets(x, detail::mat_batch_shape(x.shape())), s0 = x.strides()[0],
@@ -100,7 +109,11 @@ struct PermuteRows {
       }
     };
     detail::record_kernel(run, out, x, p);
-    return out;
+  }
+  // The backend's kernel on contiguous copies.
+  template <class T>
+  static void generic(const Tensor<T>& out, const Tensor<T>& x, const Tensor<std::int64_t>& perm) {
+    detail::batched::permute_rows(contiguous(x), contiguous(perm), out);
   }
   // A permutation is linear and orthogonal: dy = permute_rows(dx, perm);
   // gx = permute_rows(gy, perm^-1).

@@ -146,21 +146,15 @@ namespace detail_slogdet {
 // that a trace records it (a compiled slogdet_ex reports the info of each run's input).
 struct SlogdetInfo {
   static constexpr const char* name = "slogdet_info";
-  static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;  // its host form is one captured kernel (kernels/capture.hpp)
   template <class T>
   Tensor<std::int32_t> forward(const Tensor<T>& sign, const Tensor<T>& LU) const {
-    if (!sign.device().is_cpu()) {
-      // The same codes by tensor ops on the device (nothing read back).
-      NoGradGuard no_grad;
-      tenax::detail::ForwardOffGuard no_fw;
-      const Device dev = sign.device();
-      const Tensor<std::int32_t> zero_pivot = ops::ZeroPivotInfo{}.forward(LU),
-                                 none = Tensor<std::int32_t>::zeros({}, dev);
-      return contiguous(where(isfinite(sign), where(eq(sign, Tensor<T>::zeros({}, dev)), zero_pivot, none),
-                              Tensor<std::int32_t>::scalar(tenax::detail::kNonFiniteInfo, dev)));
-    }
+    return tenax::detail::dispatch<&SlogdetInfo::host<T>, &SlogdetInfo::generic<T>>(sign.device(), sign, LU);
+  }
+  template <class T>
+  static Tensor<std::int32_t> host(const Tensor<T>& sign, const Tensor<T>& LU) {
     const Tensor<T> s = contiguous(sign), lu = contiguous(LU);
-    Tensor<std::int32_t> info = Tensor<std::int32_t>::empty(tenax::detail::mat_batch_shape(LU.shape()));
+    Tensor<std::int32_t> info = Tensor<std::int32_t>::empty(tenax::detail::mat_batch_shape(LU.shape()), LU.device());
     auto run = [n = LU.shape()[0], nb = info.numel()](char* const* p) {
       std::int32_t* out = reinterpret_cast<std::int32_t*>(p[0]);
       const T* sg = reinterpret_cast<const T*>(p[1]);
@@ -179,6 +173,17 @@ struct SlogdetInfo {
     };
     tenax::detail::record_kernel(run, info, s, lu);
     return info;
+  }
+  // The same codes by tensor ops on the device (nothing read back).
+  template <class T>
+  static Tensor<std::int32_t> generic(const Tensor<T>& sign, const Tensor<T>& LU) {
+    NoGradGuard no_grad;
+    tenax::detail::ForwardOffGuard no_fw;
+    const Device dev = sign.device();
+    const Tensor<std::int32_t> zero_pivot = ops::ZeroPivotInfo::generic(LU),
+                               none = Tensor<std::int32_t>::zeros({}, dev);
+    return contiguous(where(isfinite(sign), where(eq(sign, Tensor<T>::zeros({}, dev)), zero_pivot, none),
+                            Tensor<std::int32_t>::scalar(tenax::detail::kNonFiniteInfo, dev)));
   }
 };
 

@@ -41,7 +41,7 @@ struct Solve {
     if (c.dx0().defined()) {
       // dA X, past X's overflowed entries when there are any (detail::matmul_past_overflow)
       const Tensor<T> t =
-          detail::nonfinite_on_cpu(X) ? detail::matmul_past_overflow(c.dx0(), X, true) : matmul(c.dx0(), X);
+          detail::nonfinite_on_host(X) ? detail::matmul_past_overflow(c.dx0(), X, true) : matmul(c.dx0(), X);
       r = detail::subtract(r, t);
     }
     const Tensor<T> dX = detail::apply(SavedLuSolve{cpu::Trans::N}, c.x0(), c.y1(), c.y2(), r);
@@ -53,10 +53,10 @@ struct Solve {
     const Tensor<T>&A = c.x0(), &X = c.y0(), &gX = c.gy0();
     const Tensor<T> gB = detail::apply(SavedLuSolve{cpu::Trans::C}, A, c.y1(), c.y2(), gX);
     Tensor<T> gA;
-    // gB X^H = (A^-1 B gB^H)^H: when X overflowed (detail::nonfinite_on_cpu), the solve of the
+    // gB X^H = (A^-1 B gB^H)^H: when X overflowed (detail::nonfinite_on_host), the solve of the
     // finite B gB^H, whose entries are inf only where the exact ones overflow.
     if (c.needs(0))
-      gA = detail::nonfinite_on_cpu(X)
+      gA = detail::nonfinite_on_host(X)
                ? neg(detail::apply(SavedLuSolve{cpu::Trans::N}, A, c.y1(), c.y2(), matmul(c.x1(), gB.mH())).mH())
                : neg(matmul(gB, X.mH()));
     return std::tuple{gA, c.needs(1) ? sum_to(gB, c.x1().shape()) : Tensor<T>()};

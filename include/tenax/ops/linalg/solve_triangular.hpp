@@ -39,7 +39,7 @@ struct SolveTriangular : TriangularFlags {
     if (c.dx1().defined()) r = broadcast_to(c.dx1(), X.shape());
     if (c.dx0().defined()) {
       Tensor<T> opdT = apply_op(project(c.dx0()));
-      Tensor<T> t = detail::nonfinite_on_cpu(X) ? detail::matmul_past_overflow(opdT, X, left)
+      Tensor<T> t = detail::nonfinite_on_host(X) ? detail::matmul_past_overflow(opdT, X, left)
                     : left                      ? matmul(opdT, X)
                                                 : matmul(X, opdT);
       r = detail::subtract(r, t);
@@ -53,10 +53,10 @@ struct SolveTriangular : TriangularFlags {
     Tensor<T> gB = apply_adjoint(*this, A, c.gy0());  // op(T)^-H gX or gX op(T)^-H
     Tensor<T> gA, gBout;
     if (c.needs(0)) {
-      // When X overflowed (detail::nonfinite_on_cpu), the same products as solves of finite
+      // When X overflowed (detail::nonfinite_on_host), the same products as solves of finite
       // matrices: gB X^H = (op(T)^-1 B gB^H)^H, X^H gB = (gB^H B op(T)^-1)^H.
       const Tensor<T>& B = c.x1();
-      Tensor<T> M = !detail::nonfinite_on_cpu(X) ? (left ? neg(matmul(gB, X.mH())) : neg(matmul(X.mH(), gB)))
+      Tensor<T> M = !detail::nonfinite_on_host(X) ? (left ? neg(matmul(gB, X.mH())) : neg(matmul(X.mH(), gB)))
                     : left                       ? neg(solve(A, matmul(B, gB.mH())).mH())
                                                  : neg(solve(A, matmul(gB.mH(), B)).mH());
       gA = sum_to(project(apply_op(M)), A.shape());

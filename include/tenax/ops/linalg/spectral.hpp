@@ -3,9 +3,11 @@
 // the matrix of those terms, and the gauge diagnostic.
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 
 #include "tenax/core/deferred_checks.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/ops/functors.hpp"
 #include "tenax/ops/linalg/common.hpp"
 
@@ -143,9 +145,22 @@ Tensor<R> inverse_sums(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor
   return inverse_pairs(pairwise_sums(x), x, pol, masked);
 }
 
+// The gauge diagnostic's report(l, r) of the sizes l and r: read at once (the host form of a
+// kernels/dispatch.hpp slot), or when the device's results are next read (its generic form).
+using GaugeReport = std::function<void(double, double)>;
+template <class R>
+void gauge_report_now(const Tensor<R>& l, const Tensor<R>& r, const GaugeReport& report) {
+  report(static_cast<double>(l.item()), static_cast<double>(r.item()));
+}
+template <class R>
+void gauge_report_deferred(const Tensor<R>& l, const Tensor<R>& r, const GaugeReport& report) {
+  defer_value_check(cast<double>(stack(std::vector<Tensor<R>>{l, r}, 0)).impl(),
+                    [report](const double* v, std::int64_t) { report(v[0], v[1]); });
+}
+
 // The gauge diagnostic: `lost` holds the cotangent components a rule drops (zero for gauge-
-// invariant losses, up to rounding); `ref` sets the scale. On the CPU (and while tracing) it acts at
-// once; on a device the two sizes stay there and the check runs when the device's results are next
+// invariant losses, up to rounding); `ref` sets the scale. Where the host reads the sizes (and while
+// tracing) it acts at once; on a device the two sizes stay there and the check runs when the device's results are next
 // read (core/deferred_checks.hpp), so an eager backward pass through eigh or svd never waits for
 // the device.
 template <class T>
@@ -167,12 +182,10 @@ void gauge_check(const char* op, const linalg::Degeneracy& pol, const Tensor<T>&
   ForwardOffGuard no_tangents;
   const Tensor<R> l = max(abs(lost));
   const Tensor<R> r = ref.numel() ? max(abs(ref)) : Tensor<R>::zeros({}, lost.device());
-  // (While tracing, the check is a trace-time decision, as on the CPU: it reads at once, so that
+  // (While tracing, the check is a trace-time decision, as on the host: it reads at once, so that
   // trace() itself raises.)
-  if (lost.device().is_cpu() || mode().tracer)
-    return report(static_cast<double>(l.item()), static_cast<double>(r.item()));
-  defer_value_check(cast<double>(stack(std::vector<Tensor<R>>{l, r}, 0)).impl(),
-                    [report](const double* v, std::int64_t) { report(v[0], v[1]); });
+  if (mode().tracer) return gauge_report_now<R>(l, r, report);
+  dispatch<&gauge_report_now<R>, &gauge_report_deferred<R>>(lost.device(), l, r, report);
 }
 
 // i * Im diag(X) as a diagonal matrix (zero for real T).

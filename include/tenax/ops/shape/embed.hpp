@@ -3,6 +3,7 @@
 // view of a zero tensor of the view's source shape. The view's own rule is embed's adjoint, and
 // embed is the view's, so each is differentiable to any order.
 #include "tenax/ad/apply.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
 
@@ -18,15 +19,14 @@ struct Embed {
   Shape full;  // shape of the tensor the view was taken from
   template <class T>
   Tensor<T> forward(const Tensor<T>& g) const {
-    if (!g.device().is_cpu()) {
-      Tensor<T> out = Tensor<T>::zeros(full, g.device());
-      detail::copy_into(view.forward(out), g);
-      return out;
-    }
-    Tensor<T> out = Tensor<T>::empty(full, g.device());
-    const Tensor<T> v = view.forward(out);
+    return detail::dispatch<&Embed::template host<T>, &Embed::template generic<T>>(g.device(), *this, g);
+  }
+  // Zero, then copy into the view: one kernel, which a prepared program captures.
+  template <class T>
+  static Tensor<T> host(const Embed& op, const Tensor<T>& g) {
+    Tensor<T> out = Tensor<T>::empty(op.full, g.device());
+    const Tensor<T> v = op.view.forward(out);
     TENAX_CHECK(v.shape() == g.shape(), name, "input of shape ", g.shape(), " for a view of shape ", v.shape());
-    // Zero, then copy into the view: one kernel, which a prepared program captures.
     const std::int64_t numel = out.numel(), at = v.offset() * static_cast<std::int64_t>(sizeof(T));
     auto run = [copy = detail::copy_kernel<T, T>(*v.impl(), *g.impl()), numel, at](char* const* p) {
       T* q = reinterpret_cast<T*>(p[0]);
@@ -34,6 +34,13 @@ struct Embed {
       copy(p[0] + at, p[1]);
     };
     detail::record_kernel(run, out, g);
+    return out;
+  }
+  // Zeros, then a copy into the view.
+  template <class T>
+  static Tensor<T> generic(const Embed& op, const Tensor<T>& g) {
+    Tensor<T> out = Tensor<T>::zeros(op.full, g.device());
+    detail::copy_into(op.view.forward(out), g);
     return out;
   }
   // Linear: dy = embed(dx); gx = view(gy).

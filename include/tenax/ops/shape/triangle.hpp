@@ -4,6 +4,7 @@
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/instances.hpp"
+#include "tenax/kernels/dispatch.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/ops/fwd.hpp"
 
@@ -18,19 +19,17 @@ struct Triangle {
   std::int64_t k;
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {
+    return detail::dispatch<&Triangle::host<T>, &Triangle::generic<T>>(x.device(), *this, x);
+  }
+  // One kernel, which a prepared program captures: per column, the kept rows [lo, hi) copied and
+  // the others zeroed (a contiguous x is read directly; any other layout is copied first).
+  template <class T>
+  static Tensor<T> host(const Triangle& op, const Tensor<T>& x) {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
     const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n != 0 ? out.numel() / (m * n) : 0;
-    if (!out.device().is_cpu()) {  // a device: a copy, then its backend's kernel
-      const detail::DeviceKernels& kernels = *detail::backend_for(name, out.device()).kernels;
-      detail::copy_into(out, x);
-      if (batch > 0) kernels.zero_triangle(out.device().index, lower, k, m, n, batch, out.impl()->data(), sizeof(T));
-      return out;
-    }
-    // One kernel, which a prepared program captures: per column, the kept rows [lo, hi) copied and
-    // the others zeroed (a contiguous x is read directly; any other layout is copied first).
     // k clamped to [-m, n] keeps the same rows and keeps j - k from overflowing.
-    auto run = [copy = detail::copy_kernel<T, T>(*out.impl(), *x.impl()), dense = x.is_contiguous(), lower = lower,
-                k = std::clamp<std::int64_t>(k, -m, n), m, n, batch](char* const* p) {
+    auto run = [copy = detail::copy_kernel<T, T>(*out.impl(), *x.impl()), dense = x.is_contiguous(), lower = op.lower,
+                k = std::clamp<std::int64_t>(op.k, -m, n), m, n, batch](char* const* p) {
       const bool read = dense && p[0] != p[1];
       if (!dense) copy(p[0], p[1]);
       T* q = reinterpret_cast<T*>(p[0]);
@@ -47,6 +46,17 @@ struct Triangle {
         }
     };
     detail::record_kernel(run, out, x);
+    return out;
+  }
+  // A copy, then the backend's kernel.
+  template <class T>
+  static Tensor<T> generic(const Triangle& op, const Tensor<T>& x) {
+    Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());
+    const std::int64_t m = x.shape()[0], n = x.shape()[1], batch = m * n != 0 ? out.numel() / (m * n) : 0;
+    const detail::DeviceKernels& kernels = *detail::backend_for(name, out.device()).kernels;
+    detail::copy_into(out, x);
+    if (batch > 0)
+      kernels.zero_triangle(out.device().index, op.lower, op.k, m, n, batch, out.impl()->data(), sizeof(T));
     return out;
   }
   // A projection (linear and self-adjoint): dy = P(dx); gx = P(gy).

@@ -1,0 +1,149 @@
+// The generic forms of the kernels/dispatch.hpp slots (what a device without kernels of its own
+// runs: the backend interface and public ops, checks deferred to the next read) run here on the
+// CPU, with the CPU backend standing in for the device's, and must give exactly the host forms'
+// results and raise the same errors, when the device's checks run (detail::run_deferred_checks).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <tenax/tenax.hpp>
+
+#include "support/messages.hpp"
+
+namespace tx = tenax;
+namespace d = tenax::detail;
+using tx::Tensor;
+using tx::testing::error_of;
+
+namespace {
+
+// While alive, the CPU's entry of the slot <Host, Generic> is the generic form.
+template <auto Host, auto Generic>
+class UseGeneric {
+ public:
+  UseGeneric() { slot() = Generic; }
+  ~UseGeneric() { slot() = Host; }
+  UseGeneric(const UseGeneric&) = delete;
+  UseGeneric& operator=(const UseGeneric&) = delete;
+
+ private:
+  static auto& slot() { return d::DeviceDispatch<Host, Generic>::on[tx::kind_index(tx::Device::cpu())]; }
+};
+
+template <class T>
+void expect_same(const Tensor<T>& got, const Tensor<T>& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  EXPECT_EQ(got.to_vector(), want.to_vector()) << what;
+}
+
+// The message of the error the CPU's deferred checks raise ("" for none), after f ran without one.
+template <class F>
+std::string deferred_error_of(F&& f) {
+  EXPECT_EQ(error_of(f), "");
+  return error_of([] { d::run_deferred_checks(tx::Device::cpu()); });
+}
+
+// A 5 x 4 x 3 batch read through a transposed view (any strides).
+Tensor<double> strided_batch() { return tx::permute(Tensor<double>::randn({4, 5, 3}, 7), {1, 0, 2}); }
+
+}  // namespace
+
+TEST(GenericForms, TrilTriuAndEmbed) {
+  const Tensor<double> x = strided_batch();
+  for (std::int64_t k : {-7, -2, 0, 1, 9}) {
+    const Tensor<double> lo = tx::tril(x, k), up = tx::triu(x, k);
+    UseGeneric<&tx::ops::Triangle::host<double>, &tx::ops::Triangle::generic<double>> generic;
+    expect_same(tx::tril(x, k), lo, "tril k = " + std::to_string(k));
+    expect_same(tx::triu(x, k), up, "triu k = " + std::to_string(k));
+  }
+  const Tensor<double> v = tx::slice(x, 0, 1, 4, 1), embedded = tx::diag_embed(v);
+  using Embed = tx::ops::Embed<tx::ops::Diagonal>;
+  UseGeneric<&Embed::host<double>, &Embed::generic<double>> generic;
+  expect_same(tx::diag_embed(v), embedded, "diag_embed");
+}
+
+TEST(GenericForms, PivotsPermutationsAndLuSolve) {
+  const Tensor<double> A = Tensor<double>::randn({4, 4, 3}, 3), B = strided_batch();
+  const auto [LU, piv] = tx::linalg::lu_factor(A);
+  const Tensor<double> B4 = tx::slice(B, 0, 0, 4, 1);
+  const Tensor<std::int64_t> perm = d::pivots_to_permutation(piv, 4), inv = d::inverse_permutation(perm);
+  const Tensor<double> rows = d::permute_rows(B4, perm);
+  std::vector<Tensor<double>> X;
+  for (auto t : {tx::linalg::Trans::N, tx::linalg::Trans::T, tx::linalg::Trans::C})
+    X.push_back(tx::linalg::lu_solve(LU, piv, B4, t));
+  {
+    UseGeneric<&d::PivotsToPermutation::host, &d::PivotsToPermutation::generic> g1;
+    UseGeneric<&d::InversePermutation::host, &d::InversePermutation::generic> g2;
+    UseGeneric<&tx::ops::PermuteRows::host<double>, &tx::ops::PermuteRows::generic<double>> g3;
+    UseGeneric<&tx::ops::LuSolve::host<double>, &tx::ops::LuSolve::generic<double>> g4;
+    expect_same(d::pivots_to_permutation(piv, 4), perm, "pivots_to_permutation");
+    expect_same(d::inverse_permutation(perm), inv, "inverse_permutation");
+    expect_same(d::permute_rows(B4, perm), rows, "permute_rows");
+    int i = 0;
+    for (auto t : {tx::linalg::Trans::N, tx::linalg::Trans::T, tx::linalg::Trans::C})
+      expect_same(tx::linalg::lu_solve(LU, piv, B4, t), X[static_cast<std::size_t>(i++)], "lu_solve");
+  }
+  // A pivot outside 1..n: at once on the host, at the next read in the generic form, one message.
+  std::vector<std::int32_t> bad = piv.to_vector();
+  bad[5] = 9;
+  const Tensor<std::int32_t> badp = Tensor<std::int32_t>::from_col_major(piv.shape(), bad);
+  const std::string now = error_of([&] { tx::linalg::lu_solve(LU, badp, B4); });
+  EXPECT_NE(now.find("pivot"), std::string::npos) << now;
+  UseGeneric<&tx::ops::LuSolve::host<double>, &tx::ops::LuSolve::generic<double>> generic;
+  EXPECT_EQ(deferred_error_of([&] { tx::linalg::lu_solve(LU, badp, B4); }), now);
+}
+
+TEST(GenericForms, InfoCodesAndChecks) {
+  // A regular, a singular and a non-finite matrix.
+  std::vector<double> a = Tensor<double>::randn({3, 3, 3}, 5).to_vector();
+  for (int i = 0; i < 3; ++i) a[static_cast<std::size_t>(9 + 3 * i)] = 0;  // row 0 of matrix 1: U(3, 3) = 0
+  a[20] = std::numeric_limits<double>::quiet_NaN();
+  const Tensor<double> A = Tensor<double>::from_col_major({3, 3, 3}, a);
+  const auto [s, l, info] = tx::linalg::slogdet_ex(A);
+  EXPECT_EQ(info.to_vector(), (std::vector<std::int32_t>{0, 3, -1}));
+  const auto [LU, piv] = tx::linalg::lu_factor(tx::slice(A, 2, 0, 2, 1));
+  const Tensor<std::int32_t> zero_pivots = tx::ops::ZeroPivotInfo{}.forward(LU);
+  {
+    using Info = tx::linalg::detail_slogdet::SlogdetInfo;
+    UseGeneric<&Info::host<double>, &Info::generic<double>> g1;
+    UseGeneric<&tx::ops::ZeroPivotInfo::host<double>, &tx::ops::ZeroPivotInfo::generic<double>> g2;
+    expect_same(std::get<2>(tx::linalg::slogdet_ex(A)), info, "slogdet_ex info");
+    expect_same(tx::ops::ZeroPivotInfo{}.forward(LU), zero_pivots, "zero-pivot info");
+  }
+  // The info check of a raising variant, and the non-finite input check.
+  const Tensor<double> not_spd = tx::neg(tx::matmul(A, A.mH()));
+  const std::string chol = error_of([&] { tx::linalg::cholesky(tx::slice(not_spd, 2, 0, 1, 1)); });
+  const std::string nonfinite = error_of([&] { d::check_finite_input("test_op", A); });
+  EXPECT_NE(chol, "");
+  EXPECT_NE(nonfinite.find("inf or NaN"), std::string::npos) << nonfinite;
+  {
+    UseGeneric<&tx::ops::InfoCheck::host, &tx::ops::InfoCheck::generic> g;
+    EXPECT_EQ(deferred_error_of([&] { tx::linalg::cholesky(tx::slice(not_spd, 2, 0, 1, 1)); }), chol);
+  }
+  UseGeneric<&d::check_codes_now, &d::defer_check> g;
+  EXPECT_EQ(deferred_error_of([&] { d::check_finite_input("test_op", A); }), nonfinite);
+}
+
+TEST(GenericForms, GaugeCheck) {
+  const Tensor<double> lost = Tensor<double>::from_col_major({2}, {0.5, -0.25}), ref = Tensor<double>::ones({2});
+  const tx::linalg::Degeneracy throwing;
+  const std::string now = error_of([&] { d::gauge_check("eigh", throwing, lost, ref, "eigenvector phases"); });
+  EXPECT_NE(now.find("eigenvector phases"), std::string::npos) << now;
+  UseGeneric<&d::gauge_report_now<double>, &d::gauge_report_deferred<double>> generic;
+  EXPECT_EQ(deferred_error_of([&] { d::gauge_check("eigh", throwing, lost, ref, "eigenvector phases"); }), now);
+  EXPECT_EQ(deferred_error_of([&] { d::gauge_check("eigh", throwing, tx::mul(lost, 0.0), ref, "phases"); }), "");
+}
+
+TEST(GenericForms, Sort) {
+  const Tensor<double> x = strided_batch();
+  for (bool descending : {false, true}) {
+    const auto [v, i] = tx::sort(x, 1, descending);
+    UseGeneric<&tx::ops::Sort::host<double>, &tx::ops::Sort::generic<double>> generic;
+    const auto [gv, gi] = tx::sort(x, 1, descending);
+    expect_same(gv, v, "sort values");
+    expect_same(gi, i, "sort indices");
+  }
+}
