@@ -59,6 +59,33 @@ struct ArgExtremum {
 using ArgMax = ArgExtremum<true>;
 using ArgMin = ArgExtremum<false>;
 
+// softmax (log_softmax when Log) of the line: shifted by the line's maximum where that is finite,
+// else by 0 (so a line of -inf gives NaN, and +inf or NaN propagate), the exponentials summed in
+// index order. One read for the maximum, one for the exponentials, one write pass.
+template <bool Log>
+struct SoftmaxLine {
+  template <class T>
+  TENAX_HD void operator()(const T* x, std::int64_t xs, T* y, std::int64_t ys, std::int64_t n) const {
+    T m = x[0];
+    for (std::int64_t i = 1; i < n; ++i) m = Maximum{}(x[i * xs], m);
+    if (!(m - m == T(0))) m = T(0);  // inf or NaN
+    T s = T(0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const T e = math::exp_(x[i * xs] - m);
+      if constexpr (!Log) y[i * ys] = e;
+      s = s + e;
+    }
+    if constexpr (Log) {
+      const T l = math::log_(s);
+      for (std::int64_t i = 0; i < n; ++i) y[i * ys] = (x[i * xs] - m) - l;
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) y[i * ys] = y[i * ys] / s;
+    }
+  }
+};
+using Softmax = SoftmaxLine<false>;
+using LogSoftmax = SoftmaxLine<true>;
+
 }  // namespace tenax::fn
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC visibility pop
