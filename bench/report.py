@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """Summarise Google Benchmark JSON outputs of the tenax bench drivers into a markdown table.
 
-Standard library only (json, statistics), so it runs without pip installs; the PNG charts (one per
-suite, chart_<suite>.png) are drawn only when matplotlib is importable (it is in the venv that
-scripts/bench.sh --with-python-refs makes, .venv-bench/; bench.sh then runs this script with it).
-Every sample (one repetition of one row in one file) is also written to samples.csv and
+Standard library only (json, statistics), so it runs without pip installs; the PNG charts are drawn
+only when matplotlib is importable (it is in the Python references' venv that scripts/bench.sh
+makes; bench.sh then runs this script with it): per suite, chart_<suite>.png (times, log axis) and
+chart_ratio_<suite>.png (tenax / best reference and tenax / floor per row, linear axis, a line at
+1). Every sample (one repetition of one row in one file) is also written to samples.csv and
 samples.json.
 
-    python3 bench/report.py --out results/DATE [--command CMD] FILE.json [FILE.json ...]
+    python3 bench/report.py --out results/DATE [--command CMD] [--tenax-commit C] [--print headline]
+        FILE.json [FILE.json ...]
+
+summary.md starts with the headline table (summarise_headline): per suite and tenax mode, the
+geometric mean and the worst row of tenax / best reference (the fastest of libtorch, PyTorch and
+JAX on each row) and of tenax / floor, and a line naming every version (tenax commit, provider,
+libtorch, PyTorch, JAX, numpy, Python); the per-suite tables follow.
 
 The Python reference driver (bench/ref_python/refs.py) writes the same JSON format; its rows have
 the modes pytorch and jax (large_ad, jvp_vjp, mlp) or pytorch_<mode> and jax_<mode> (overhead).
@@ -53,6 +60,7 @@ GPU = "gpu_linalg_ad"
 PER_CASE = (LARGE_AD, JVP_VJP)  # suites with the per-case table of summarise_ad_table
 MLP = "mlp"
 OPS = "ops"
+SUITE_ORDER = ["overhead", LARGE_AD, JVP_VJP, MLP, OPS, THREADS, GPU]  # the headline table's order
 # mlp targets (BENCHMARKS.md): compiled / libtorch per shape, and eager / libtorch.
 MLP_COMPILED_TARGET = {"8x16->8": 0.1, "64x256->64": 0.8}
 MLP_EAGER_TARGET = 0.5
@@ -567,6 +575,192 @@ def summarise_ad_table(rows, suite):
     return lines
 
 
+# The headline: per suite and tenax mode, tenax / the best reference of each row (the fastest of
+# libtorch, PyTorch and JAX on that row) and tenax / the provider floor.
+HEADLINE_MODES = ["eager", "trace", "compiled", "deferred"]  # listed first, the others after them
+
+
+def med(row):
+    """The row's wall-clock median, or None (no row, an error, no samples)."""
+    st = row.stat("real") if row is not None and not row.errors else None
+    return st["median"] if st else None
+
+
+def row_order(suite, key):
+    """Rows in the order of the suite's table: case (LARGE_AD_CASES / JVP_VJP_CASES), then size."""
+    parts = key.split("/")
+    cases = LARGE_AD_CASES if suite == LARGE_AD else JVP_VJP_CASES
+    m = re.search(r"(\d+)x\d+", key)
+    return (cases.index(parts[0]) if parts[0] in cases else len(cases), parts[0], int(m.group(1)) if m else 0, key)
+
+
+def headline_data(rows):
+    """{suite: [entry]}, one entry per tenax row that has a reference or a floor: {mode, key,
+    best (tenax / best reference), best_ref, floor (tenax / floor)}. A tenax row's references
+    are the rows <ref>_<mode> of its key where there are such (overhead, the GPU deferred rows),
+    else the rows named after the reference alone. threads: best = t2 / t1, best_ref "t1"."""
+    groups = {}
+    for r in rows.values():
+        groups.setdefault((r.suite, r.key), {})[r.mode] = r
+    data = {}
+    for (suite, key), m in sorted(groups.items(), key=lambda kv: (kv[0][0], row_order(*kv[0]))):
+        if suite == THREADS:
+            t1, t2 = med(m.get("t1")), med(m.get("t2"))
+            if t1 and t2:
+                data.setdefault(suite, []).append({"mode": "t2", "key": key, "best": t2 / t1, "best_ref": "t1",
+                                                   "floor": None})
+            continue
+        floor = med(m.get("floor"))
+        for mode, row in m.items():
+            ours = med(row)
+            if row.ref_of() or mode in ("floor", "primal") or ours is None:
+                continue
+            refs = {x.ref_of()[0]: med(x) for x in m.values() if x.ref_of() and x.ref_of()[1] == mode}
+            if not refs:
+                refs = {x.ref_of()[0]: med(x) for x in m.values() if x.ref_of() and x.ref_of()[1] == ""}
+            refs = {k: v for k, v in refs.items() if v}
+            best_ref = min(refs, key=refs.get) if refs else None
+            if best_ref is None and floor is None:
+                continue
+            data.setdefault(suite, []).append({"mode": mode, "key": key, "best_ref": best_ref,
+                                               "best": ours / refs[best_ref] if best_ref else None,
+                                               "floor": ours / floor if floor else None})
+    return data
+
+
+def mode_order(mode):
+    return (HEADLINE_MODES.index(mode) if mode in HEADLINE_MODES else len(HEADLINE_MODES), mode)
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def summarise_headline(data):
+    """The headline table (markdown lines): per suite and tenax mode, the geometric mean and the
+    worst row of tenax / best reference and of tenax / floor, how many rows are at or below the
+    best reference, and which reference was the fastest how often; threads in a line below."""
+    lines = ["| suite, tenax rows | rows | tenax / best reference: geomean | worst (row) | <= 1 | "
+             "tenax / floor: geomean | worst (row) | fastest reference (rows) |", "|---|---|---|---|---|---|---|---|"]
+    threads = []
+    for suite in SUITE_ORDER + sorted(set(data) - set(SUITE_ORDER)):
+        entries = data.get(suite, [])
+        if suite == THREADS and entries:
+            qs = [e["best"] for e in entries]
+            worst = max(entries, key=lambda e: e["best"])
+            threads.append(f"threads (2 threads / 1 thread, {len(qs)} rows): geomean **{geomean(qs):.2f}**, worst "
+                           f"{worst['best']:.2f} (`{worst['key']}`); below 1: the second thread helps")
+            continue
+        for mode in sorted({e["mode"] for e in entries}, key=mode_order):
+            es = [e for e in entries if e["mode"] == mode]
+            cells = [f"{suite} {mode}", str(len(es))]
+            for field in ("best", "floor"):
+                xs = [e for e in es if e[field] is not None]
+                if xs:
+                    worst = max(xs, key=lambda e: e[field])
+                    cells += [f"**{geomean([e[field] for e in xs]):.2f}**", f"{worst[field]:.2f} (`{worst['key']}`)"]
+                else:
+                    cells += ["-", "-"]
+                if field == "best":
+                    cells.append(f"{sum(e['best'] <= 1 for e in xs)}/{len(xs)}" if xs else "-")
+            counts = {}
+            for e in es:
+                if e["best_ref"]:
+                    counts[e["best_ref"]] = counts.get(e["best_ref"], 0) + 1
+            cells.append(", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])) or "-")
+            lines.append("| " + " | ".join(cells) + " |")
+    if len(lines) == 2 and not threads:
+        return ["(no row has a reference or a floor)"]
+    return lines + ([""] + threads if threads else [])
+
+
+def versions_line(ctx, py, commit):
+    """'tenax <commit>, <provider> <version>, libtorch x, PyTorch x, JAX x, numpy x, Python x'."""
+    parts = [f"tenax {commit or '(commit not given)'}"]
+    m = re.search(r"provider: (\w+) \(([^)]*)\)", ctx.get("tenax_config", ""))
+    if m:
+        parts.append(" ".join(m.group(2).split()[:2]) + (f" (provider {m.group(1)})" if m.group(1).lower() not in
+                                                           m.group(2).lower() else ""))
+    lt = ctx.get("libtorch", "")
+    parts.append(lt.split(",")[0] if lt.startswith("libtorch ") else "libtorch: not built")
+    # refs.py's context: pytorch "2.15.0+cu132 (1 intra-op thread(s))", jax "0.10.2 (jaxlib 0.10.2, cpu)".
+    if py.get("pytorch"):
+        parts.append("PyTorch " + py["pytorch"].split(" (")[0])
+    if py.get("jax"):
+        parts.append("JAX " + re.sub(r", \w+\)$", ")", py["jax"]))
+    for k, name in (("numpy", "numpy"), ("python", "Python")):
+        if py.get(k):
+            parts.append(f"{name} {py[k]}")
+    return ", ".join(parts)
+
+
+def draw_ratio_charts(data, out):
+    """One PNG per suite (chart_ratio_<suite>.png): a panel per tenax mode, a horizontal pair of
+    bars per row, tenax / best reference (coloured after that reference) and tenax / floor (grey),
+    on a linear axis with a line at 1: left of it tenax is faster. Bars past 4 are cut at 4 and
+    labelled with their value. Returns the paths written."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+    except Exception:  # noqa: BLE001 - any import problem means no chart
+        return []
+    clip = 4.0
+    written = []
+    for suite, entries in sorted(data.items()):
+        modes = sorted({e["mode"] for e in entries}, key=mode_order)
+        keys = [e["key"] for e in entries if e["mode"] == modes[0]]
+        for e in entries:
+            if e["key"] not in keys:
+                keys.append(e["key"])
+        keys.sort(key=lambda k: row_order(suite, k))
+        top = max([v for e in entries for v in (e["best"], e["floor"]) if v is not None] + [1.0])
+        xmax = min(clip, top * 1.08)
+        fig, axes = plt.subplots(1, len(modes), squeeze=False, sharey=True,
+                                 figsize=(3.6 * len(modes) + 2.2, 0.8 + 0.24 * len(keys)))
+        h = 0.4
+        for ax, mode in zip(axes[0], modes):
+            by_key = {e["key"]: e for e in entries if e["mode"] == mode}
+            for i, key in enumerate(keys):
+                e = by_key.get(key)
+                if e is None:
+                    continue
+                for off, field, colour in ((-h / 2, "best", CHART_COLOURS.get(e["best_ref"], "tab:purple")),
+                                           (h / 2, "floor", "0.6")):
+                    v = e[field]
+                    if v is None:
+                        continue
+                    ax.barh(i + off, min(v, xmax), h, color=colour)
+                    if v > xmax:
+                        ax.text(xmax, i + off, f"{v:.1f} ", va="center", ha="right", fontsize=6, color="k")
+            ax.axvline(1.0, color="k", linewidth=1)
+            ax.set_xlim(0, xmax)
+            ax.set_title("2 threads / 1 thread" if suite == THREADS else f"tenax {mode}", fontsize=9)
+            ax.tick_params(axis="x", labelsize=7)
+            ax.grid(axis="x", linestyle=":", linewidth=0.5)
+        ax0 = axes[0][0]
+        ax0.set_yticks(range(len(keys)))
+        ax0.set_yticklabels([re.sub(r"/f(32|64)/", " ", k) for k in keys], fontsize=7)
+        ax0.invert_yaxis()
+        refs = sorted({e["best_ref"] for e in entries if e["best_ref"]}, key=lambda r: (r not in REFERENCES, r))
+        handles = [Patch(color=CHART_COLOURS.get(r, "tab:purple"), label=f"/ {r}" if suite == THREADS else
+                         f"/ best reference, here {r}") for r in refs]
+        if any(e["floor"] is not None for e in entries):
+            handles.append(Patch(color="0.6", label="/ floor (provider calls)"))
+        fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(handles)),
+                   fontsize=8)
+        fig.suptitle(f"{suite}: tenax / reference, linear axis; below 1 (left of the line): tenax is faster",
+                     fontsize=10)
+        fig.tight_layout()
+        path = os.path.join(out, f"chart_ratio_{suite}.png")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
 # Bars of the charts, in this order (tenax modes first, then the references), with fixed colours.
 CHART_IMPLS = [("eager", "tenax eager"), ("trace", "tenax trace"), ("compiled", "tenax compiled"),
                ("tenax", "tenax"), ("libtorch", "libtorch"), ("pytorch", "pytorch"), ("jax", "jax")]
@@ -620,8 +814,8 @@ def draw_charts(rows, out):
         import matplotlib.pyplot as plt
         from matplotlib.ticker import NullFormatter
     except Exception:  # noqa: BLE001 - any import problem means no chart
-        return ("charts skipped: matplotlib is not importable (optional; it is in the venv of "
-                "scripts/bench.sh --with-python-refs, or `pip install matplotlib`)")
+        return ("charts skipped: matplotlib is not importable (optional; it is in the venv that "
+                "scripts/bench.sh makes, or `pip install matplotlib`)")
     written = []
     for suite in sorted({r.suite for r in rows.values()}):
         bars, floors = chart_data(rows, suite)
@@ -681,11 +875,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", help="Google Benchmark JSON outputs (--benchmark_out)")
     ap.add_argument("--out", required=True,
-                    help="directory for summary.md, samples.csv, samples.json (and chart_<suite>.png)")
+                    help="directory for summary.md, samples.csv, samples.json (and the charts)")
     ap.add_argument("--command", default="", help="the command that produced the files, quoted in the summary")
     ap.add_argument("--cpu", default="", help="the CPU list the benchmarks were pinned to (taskset -c)")
+    ap.add_argument("--tenax-commit", default="", help="the tenax commit the binaries were built from")
     ap.add_argument("--note", action="append", default=[], help="extra line for the summary header (repeatable)")
+    ap.add_argument("--print", choices=["all", "headline"], default="all", dest="show",
+                    help="what goes to stdout: the whole summary (default) or its header, headline table and "
+                    "chart paths")
     args = ap.parse_args()
+    started = datetime.datetime.now().timestamp() - 1
 
     rows, contexts, samples = load(args.files)
     if not rows:
@@ -704,23 +903,38 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     write_samples(samples, args.out)
     chart_msg = draw_charts(rows, args.out)
+    data = headline_data(rows)
+    ratio_charts = draw_ratio_charts(data, args.out)
+    if ratio_charts:
+        chart_msg += "; ratio charts: " + ", ".join(ratio_charts)
     py = {}
     for _, c in contexts:
-        for k in ("pytorch", "jax", "python"):
+        for k in ("pytorch", "jax", "numpy", "python"):
             if c.get(k) and c.get("executable", "").endswith("refs.py"):
                 py.setdefault(k, c[k])
         for k in ("pytorch_skipped", "jax_skipped"):
             if c.get(k):
                 py.setdefault(k, c[k])
-    head = [
-        f"# tenax benchmark summary ({datetime.date.today().isoformat()})",
+    title = [f"# tenax benchmark summary ({datetime.date.today().isoformat()})", ""]
+    headline = [
+        "## Headline",
         "",
+        "Per suite and tenax mode, over the suite's rows: tenax / the best reference of each row (the "
+        "fastest of libtorch, PyTorch and JAX there) and tenax / the provider floor (the bare provider calls "
+        "of the same work), wall-clock medians; geometric mean and the worst row. Below 1: tenax is faster.",
+        "",
+    ] + summarise_headline(data) + [
+        "",
+        f"Versions: {versions_line(ctx, py, args.tenax_commit)}.",
+        "",
+    ]
+    head = [
         f"- command: `{args.command}`" if args.command else "- command: (not given)",
         f"- machine: {cpu_model()}, {ctx.get('num_cpus', os.cpu_count())} logical CPUs, "
         f"{ctx.get('mhz_per_cpu', '?')} MHz, host {ctx.get('host_name', platform.node())}",
         f"- pinned to CPU: {args.cpu or 'not pinned'}; load average (1 min) at the start of each run: "
         + (", ".join(f"{x:.2f}" for x in loads) if loads else "?"),
-        f"- tenax: {ctx.get('tenax_config', '?')}",
+        f"- tenax: {ctx.get('tenax_config', '?')}" + (f"; commit {args.tenax_commit}" if args.tenax_commit else ""),
         f"- threads: {ctx.get('tenax_threads', '?')}",
         f"- libtorch: {ctx.get('libtorch', '?')}",
         "- Python references (bench/ref_python/refs.py): "
@@ -732,13 +946,21 @@ def main():
         "'wall' = wall-clock time (the primary figure), 'CPU' = CPU time of the process (median; "
         "when wall >> CPU the pinned core was shared with other work). Ratios: tenax median / "
         "reference median, lower is better",
-        f"- {chart_msg}; every sample: samples.csv, samples.json",
     ]
-    head += [f"- {n}" for n in args.note]
-    text = "\n".join(head + [""] + lines) + "\n"
-    with open(os.path.join(args.out, "summary.md"), "w") as f:
+    notes = [f"- {n}" for n in args.note]
+    text = "\n".join(title + headline + head + [f"- {chart_msg}; every sample: samples.csv, samples.json"] + notes
+                     + [""] + lines) + "\n"
+    summary = os.path.join(args.out, "summary.md")
+    with open(summary, "w") as f:
         f.write(text)
-    print(text)
+    if args.show == "all":
+        print(text)
+    else:
+        charts = sorted(os.path.join(args.out, f) for f in os.listdir(args.out) if re.fullmatch(r"chart_.*\.png", f)
+                        and os.path.getmtime(os.path.join(args.out, f)) >= started)
+        print("\n".join(title + head + notes + [""] + headline
+                        + ["Charts (bars of times per suite, and ratios to the best reference and the floor):"]
+                        + [f"  {c}" for c in charts or ["(none: " + chart_msg + ")"]] + [f"Every table: {summary}"]))
     failed = sorted(r.name for r in rows.values() if r.errors)
     if failed:
         print("report.py: rows with errors (failed checks): " + ", ".join(failed), file=sys.stderr)

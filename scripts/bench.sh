@@ -1,35 +1,48 @@
 #!/usr/bin/env bash
 # The benchmark job (the README's main job). Installs the dependencies (scripts/setup.sh, with
-# libtorch for the reference rows), builds the Google Benchmark drivers (Release) in build-bench/,
-# runs every suite pinned to one CPU with interleaved repetitions, and writes the JSON outputs and
-# a markdown summary (tenax, libtorch, ratio tenax/libtorch per row) to results/<date>/, printing
-# the summary at the end.
+# libtorch for the reference rows), makes the Python references' virtual environment (PyPI's
+# PyTorch and JAX, pinned), builds the Google Benchmark drivers (Release) in build-bench/, runs
+# every suite pinned to one CPU with interleaved repetitions, each suite's binary followed by its
+# PyTorch and JAX rows, and writes the JSON outputs, a markdown summary (a headline table of each
+# suite's ratios to the best reference and to the provider floor, then a table per suite) and the
+# charts to results/<date>/. It ends by printing the headline table and the chart paths.
 #
-#   scripts/bench.sh                      quick profile: every suite, 3 runs x 5 repetitions
-#   scripts/bench.sh --full               full profile: 3 runs x 10 repetitions, longer minimum
-#                                         time per repetition, and the large sizes (large_ad, jvp_vjp:
-#                                         n = 1024)
+#   scripts/bench.sh                      short profile (the default, about 10 minutes on 2 cores
+#                                         once installed and built): every suite, 1 run x 3
+#                                         repetitions, 0.05 s minimum per repetition, large_ad at
+#                                         n = 64, 256 and jvp_vjp at n = 2, 8, 256
+#   scripts/bench.sh --profile standard   3 runs x 5 repetitions, 0.1 s, large_ad n = 64..512,
+#                                         jvp_vjp n = 2, 4, 8, 256, 512 (--quick is the same)
+#   scripts/bench.sh --full               full profile (--profile full): 3 runs x 10 repetitions,
+#                                         0.5 s, and the large sizes (large_ad, jvp_vjp: n = 1024)
 #   scripts/bench.sh --suite overhead     only the named suites (repeatable; default: all, gpu_linalg_ad only where a GPU is visible)
 #   scripts/bench.sh --runs N --repetitions N --min-time SECONDS --filter REGEX
-#   scripts/bench.sh --with-python-refs   also the PyTorch and JAX reference rows from Python
-#                                         (bench/ref_python/refs.py), run after each suite's binary
-#                                         in every run, pinned to the same CPU
+#                                         override the profile's counts, or run only some rows
+#   scripts/bench.sh --no-python-refs     leave out the PyTorch and JAX rows from Python (and their
+#                                         venv); the libtorch rows stay
+#   scripts/bench.sh --legacy-refs        the Python rows with Debian's PyTorch 1.13 and JAX 0.4.38
+#                                         instead of the current PyPI releases
 #
 # Runs: each run starts every suite's binary once (suites alternate within a run), and each binary
-# interleaves its rows' repetitions randomly (--benchmark_enable_random_interleaving); medians
-# and IQRs in the summary pool all repetitions of all runs.
+# interleaves its rows' repetitions randomly (--benchmark_enable_random_interleaving); the Python
+# references (bench/ref_python/refs.py) run after each suite's binary in every run, pinned to the
+# same CPU. Medians and IQRs in the summary pool all repetitions of all runs.
 # Environment: TENAX_BENCH_BUILD_DIR (default <repo>/build-bench), TENAX_BENCH_CPU (the CPU list
 # for taskset, default 0; the 1-thread suites), TENAX_BENCH_POOL_CPUS (default 0-1: the threads
 # suite, whose rows compare 1 and 2 threads), TENAX_RESULTS_DIR (default <repo>/results/<YYYY-MM-DD>), TENAX_JOBS
-# (build jobs, default nproc), TENAX_SKIP_SETUP=1 (do not check system packages). The binaries get
-# TENAX_BENCH_PROFILE=quick|full, from which a suite picks its sizes (large_ad: 64..512 quick,
-# 64..1024 full; TENAX_LARGE_AD_SIZES=64,128 overrides the list; jvp_vjp: 2, 4, 8, 256, 512 quick,
-# plus 1024 full; TENAX_JVP_VJP_SIZES overrides).
-# Python references: --with-python-refs installs python3-torch (Debian, PyTorch 1.13) and makes a
-# virtual environment TENAX_BENCH_PYENV (default <repo>/.venv-bench, --system-site-packages, so
-# that it sees Debian's torch and numpy) with jax[cpu] and matplotlib from PyPI
-# (bench/ref_python/requirements.txt, numpy pinned to the system's). report.py runs with the venv's
-# python whenever the venv exists (then it also draws the charts).
+# (build jobs, default nproc), TENAX_SKIP_SETUP=1 (do not check system packages). The binaries and
+# refs.py get TENAX_BENCH_PROFILE=short|standard|full (full: the n = 1024 sizes) and, in the short
+# profile, TENAX_LARGE_AD_SIZES=64,256 and TENAX_JVP_VJP_SIZES=2,8,256; set either yourself to
+# choose other sizes in any profile. The CUDA backend is built only when gpu_linalg_ad runs.
+# Python references: a virtual environment TENAX_BENCH_PYENV (default <repo>/.venv-refs, no system
+# site packages) with bench/ref_python/requirements.txt from PyPI (PyTorch 2.15, JAX 0.10, numpy,
+# matplotlib; torch's wheel is about 6 GB installed). --legacy-refs uses TENAX_BENCH_LEGACY_PYENV
+# (default <repo>/.venv-bench, --system-site-packages, so that it sees Debian's python3-torch 1.13
+# and numpy) with bench/ref_python/requirements-legacy.txt (jax[cpu] 0.4.x and matplotlib, numpy
+# held at the system's). A venv is (re)installed only when the requirement lines of its
+# .tenax-requirements stamp (a copy of the file last installed) differ from the requirements
+# file's. report.py runs with the venv's python whenever the venv exists (then it also draws the
+# charts).
 # Exits non-zero when a step fails or a row fails its correctness check.
 set -euo pipefail
 
@@ -50,23 +63,27 @@ die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 
 orig_args=("$@")
-profile=quick
-runs=3
+profile=short
+runs=""
 reps=""
 min_time=""
 filter=""
-python_refs=0
+python_refs=1
+legacy_refs=0
 suites=()
 while (($#)); do
   case "$1" in
-    --quick) profile=quick ;;
+    --profile) shift; profile=${1:?--profile needs a name (short, standard or full)} ;;
+    --quick | --standard) profile=standard ;;
     --full) profile=full ;;
     --suite) shift; suites+=("${1:?--suite needs a name}") ;;
     --runs) shift; runs=${1:?--runs needs a number} ;;
     --repetitions) shift; reps=${1:?--repetitions needs a number} ;;
     --min-time) shift; min_time=${1:?--min-time needs seconds} ;;
     --filter) shift; filter=${1:?--filter needs a regex} ;;
-    --with-python-refs) python_refs=1 ;;
+    --with-python-refs) python_refs=1 ;; # the default; kept for older command lines
+    --no-python-refs) python_refs=0 ;;
+    --legacy-refs) python_refs=1 legacy_refs=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
   esac
@@ -76,13 +93,18 @@ done
 for s in "${suites[@]}"; do
   [[ " ${all_suites[*]} " == *" $s "* ]] || die "unknown suite '$s' (known: ${all_suites[*]})"
 done
-if [[ $profile == full ]]; then
-  reps=${reps:-10}
-  min_time=${min_time:-0.5}
-else
-  reps=${reps:-5}
-  min_time=${min_time:-0.1}
-fi
+# A profile: runs, repetitions, minimum time per repetition and (short) the sizes of the suites
+# whose sizes are lists (an exported TENAX_LARGE_AD_SIZES / TENAX_JVP_VJP_SIZES wins).
+case "$profile" in
+  short)
+    runs=${runs:-1} reps=${reps:-3} min_time=${min_time:-0.05}
+    export TENAX_LARGE_AD_SIZES=${TENAX_LARGE_AD_SIZES:-64,256}
+    export TENAX_JVP_VJP_SIZES=${TENAX_JVP_VJP_SIZES:-2,8,256}
+    ;;
+  standard) runs=${runs:-3} reps=${reps:-5} min_time=${min_time:-0.1} ;;
+  full) runs=${runs:-3} reps=${reps:-10} min_time=${min_time:-0.5} ;;
+  *) die "unknown profile '$profile' (known: short, standard, full)" ;;
+esac
 
 # The rows of a suite in a profile (a --benchmark_filter regex). The sizes themselves follow
 # TENAX_BENCH_PROFILE (exported below), so that a profile's rows are the only ones registered.
@@ -106,39 +128,64 @@ command_line="scripts/bench.sh"
 ((${#orig_args[@]})) && command_line+=$(printf ' %q' "${orig_args[@]}")
 
 setup_args=(--with-libtorch --with-python)
-((python_refs)) && setup_args=(--with-libtorch --with-python-refs)
+if ((legacy_refs)); then
+  setup_args=(--with-libtorch --with-legacy-python-refs)
+elif ((python_refs)); then
+  setup_args=(--with-libtorch --with-python-refs)
+fi
 say "setup (scripts/setup.sh ${setup_args[*]})"
 "$root/scripts/setup.sh" "${setup_args[@]}"
 command -v python3 >/dev/null 2>&1 || die "python3 is needed for the report (bench/report.py)"
 
-# The Python references' virtual environment (--with-python-refs). Made from Debian's python3
-# (/usr/bin/python3, the interpreter python3-torch is installed for) with the system site packages;
-# pip adds jax and matplotlib, with numpy held at the system's version (Debian's torch is built
-# against it). Reinstalled only when the requirements file changes.
-pyenv=${TENAX_BENCH_PYENV:-$root/.venv-bench}
+# The Python references' virtual environment, made from Debian's python3 (/usr/bin/python3, also
+# the interpreter python3-torch is installed for). Current (default): its own packages only, the
+# pinned PyPI releases of requirements.txt. Legacy (--legacy-refs): --system-site-packages, so that
+# Debian's torch 1.13 and numpy are seen; pip adds jax and matplotlib, with numpy held at the
+# system's version (Debian's torch is built against it). Installed only when the requirement lines
+# of the venv's stamp (.tenax-requirements, a copy of the requirements file last installed) differ
+# from the file's.
+if ((legacy_refs)); then
+  refs_set=legacy pyenv_var=TENAX_BENCH_LEGACY_PYENV want_site=true venv_args=(--system-site-packages)
+  pyenv=${TENAX_BENCH_LEGACY_PYENV:-$root/.venv-bench}
+  req=$root/bench/ref_python/requirements-legacy.txt
+else
+  refs_set=current pyenv_var=TENAX_BENCH_PYENV want_site=false venv_args=()
+  pyenv=${TENAX_BENCH_PYENV:-$root/.venv-refs}
+  req=$root/bench/ref_python/requirements.txt
+fi
 python_ref_suites=" large_ad jvp_vjp overhead mlp ops gpu_linalg_ad "
 if ((python_refs)); then
   sys_py=/usr/bin/python3
   [[ -x $sys_py ]] || sys_py=$(command -v python3)
   if [[ ! -x $pyenv/bin/python ]]; then
-    say "python references: virtual environment $pyenv (from $sys_py, --system-site-packages)"
-    "$sys_py" -m venv --system-site-packages "$pyenv" || die "could not create the virtual environment $pyenv"
+    say "python references ($refs_set): virtual environment $pyenv (from $sys_py ${venv_args[*]})"
+    "$sys_py" -m venv "${venv_args[@]}" "$pyenv" || die "could not create the virtual environment $pyenv"
   fi
-  req=$root/bench/ref_python/requirements.txt
+  # A venv made for the other set would mix Debian's torch and numpy with PyPI's.
+  site=$(sed -n 's/^include-system-site-packages *= *//p' "$pyenv/pyvenv.cfg" 2>/dev/null || true)
+  [[ ${site:-false} == "$want_site" ]] ||
+    die "the venv $pyenv has include-system-site-packages = ${site:-?}; the $refs_set references need" \
+      "$want_site: remove it, or point $pyenv_var elsewhere"
   stamp=$pyenv/.tenax-requirements
-  if ! cmp -s "$req" "$stamp"; then
+  requirements_of() { grep -v -E '^[[:space:]]*(#|$)' "$1" 2>/dev/null || true; } # comments do not count
+  if [[ ! -f $stamp || "$(requirements_of "$req")" != "$(requirements_of "$stamp")" ]]; then
     cons=$pyenv/.tenax-constraints
     : >"$cons"
-    np=$("$pyenv/bin/python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null || true)
-    [[ -n $np ]] && echo "numpy==$np" >"$cons"
-    say "python references: pip install -r $req${np:+ (numpy held at $np)}"
+    np=""
+    if ((legacy_refs)); then
+      np=$("$pyenv/bin/python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null || true)
+      [[ -n $np ]] && echo "numpy==$np" >"$cons"
+    fi
+    say "python references ($refs_set): pip install -r $req${np:+ (numpy held at $np)}" \
+      "$( ((legacy_refs)) || echo '(PyTorch from PyPI: a download of a few GB, once)')"
     "$pyenv/bin/python" -m pip install -q --disable-pip-version-check -r "$req" -c "$cons" ||
       die "pip install failed (PyPI reachable?); the venv is $pyenv"
     cp "$req" "$stamp"
   fi
+  say "python references ($refs_set): $pyenv"
   "$pyenv/bin/python" - <<'PY' || true
 import importlib
-for m in ("torch", "jax", "matplotlib"):
+for m in ("torch", "jax", "numpy", "matplotlib"):
     try:
         mod = importlib.import_module(m)
         print(f"   {m} {getattr(mod, '__version__', '?')}")
@@ -156,7 +203,7 @@ if [[ ! -f $build_dir/CMakeCache.txt ]] && command -v ninja >/dev/null 2>&1; the
 fi
 mkdir -p "$build_dir"
 cfg_log=$build_dir/configure.log
-cuda_args=()
+cuda_args=(-DTENAX_WITH_CUDA=OFF) # the CPU suites need no CUDA backend (nor its long build)
 if [[ " ${suites[*]} " == *" gpu_linalg_ad "* ]]; then
   nvcc_path=$(command -v nvcc 2>/dev/null || true)
   [[ -z $nvcc_path && -x /usr/local/cuda/bin/nvcc ]] && nvcc_path=/usr/local/cuda/bin/nvcc
@@ -223,13 +270,20 @@ say "all runs done in $((SECONDS - start)) s"
 
 say "report ($out/summary.md)"
 notes=("profile $profile: $runs runs x $reps repetitions per row, min time ${min_time}s per repetition")
-((python_refs)) && notes[0]+="; Python references (refs.py) run after each suite's binary in every run"
+[[ -n ${TENAX_LARGE_AD_SIZES:-} ]] && notes[0]+="; large_ad n = $TENAX_LARGE_AD_SIZES"
+[[ -n ${TENAX_JVP_VJP_SIZES:-} ]] && notes[0]+="; jvp_vjp n = $TENAX_JVP_VJP_SIZES"
+((python_refs)) && notes[0]+="; Python references ($refs_set, $pyenv) run after each suite's binary in every run"
 jsons=()
 for s in "${suites[@]}"; do
   jsons+=("$out/$s".run*.json)
   ((python_refs)) && [[ -e $out/$s.py.run1.json ]] && jsons+=("$out/$s".py.run*.json)
 done
+# The commit the binaries were built from (-dirty: with uncommitted changes to tracked files).
+commit=$(git -C "$root" describe --always --dirty --abbrev=10 2>/dev/null || echo unknown)
 status=0
+# The whole summary goes to summary.md; the console gets its header, the headline table and the
+# chart paths.
 "$report_py" "$root/bench/report.py" --out "$out" --command "$command_line" --cpu "${cpu:-}" \
-  --note "${notes[0]}" "${jsons[@]}" || status=$?
+  --tenax-commit "$commit" --print headline --note "${notes[0]}" "${jsons[@]}" || status=$?
+say "done in $((SECONDS - start)) s after the build; every table: $out/summary.md"
 ((status == 0)) || die "report flagged failures (exit $status): see $out/summary.md"

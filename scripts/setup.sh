@@ -7,9 +7,12 @@
 #                                       GoogleTest, Google Benchmark
 #   scripts/setup.sh --with-libtorch    also libtorch-dev (the libtorch reference benchmarks)
 #   scripts/setup.sh --with-python      also python3 (report tooling)
-#   scripts/setup.sh --with-python-refs also python3-venv, python3-numpy and python3-torch (PyTorch
-#                                       1.13, the Python reference rows; scripts/bench.sh
-#                                       --with-python-refs pip-installs jax and matplotlib into a venv)
+#   scripts/setup.sh --with-python-refs also python3-venv and python3-pip (the Python reference rows:
+#                                       scripts/bench.sh pip-installs PyTorch, JAX, numpy and
+#                                       matplotlib from PyPI into a venv)
+#   scripts/setup.sh --with-legacy-python-refs
+#                                       also python3-numpy and python3-torch (Debian's PyTorch 1.13,
+#                                       for scripts/bench.sh --legacy-refs)
 #   scripts/setup.sh --with-clang       also clang and its runtime libraries (the sanitizer pass and
 #                                       the libFuzzer targets; --with-fuzz is the same)
 #
@@ -20,17 +23,19 @@ set -euo pipefail
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
-usage() { sed -n '2,18s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,21s/^# \{0,1\}//p' "$0"; }
 
 with_libtorch=0
 with_python=0
 with_python_refs=0
+with_legacy_refs=0
 with_clang=0
 for arg in "$@"; do
   case "$arg" in
     --with-libtorch) with_libtorch=1 ;;
     --with-python) with_python=1 ;;
     --with-python-refs) with_python=1 with_python_refs=1 ;;
+    --with-legacy-python-refs) with_python=1 with_python_refs=1 with_legacy_refs=1 ;;
     --with-clang | --with-fuzz) with_clang=1 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$arg'" ;;
@@ -54,7 +59,8 @@ packages=(
 )
 ((with_libtorch)) && packages+=(libtorch-dev)
 ((with_python)) && packages+=(python3)
-((with_python_refs)) && packages+=(python3-venv python3-pip python3-numpy python3-torch)
+((with_python_refs)) && packages+=(python3-venv python3-pip)
+((with_legacy_refs)) && packages+=(python3-numpy python3-torch)
 ((with_clang)) && packages+=(clang libclang-rt-dev)
 
 command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 ||
