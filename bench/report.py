@@ -719,7 +719,7 @@ def draw_ratio_charts(data, out):
         top = max([v for e in entries for v in (e["best"], e["floor"]) if v is not None] + [1.0])
         xmax = min(clip, top * 1.08)
         fig, axes = plt.subplots(1, len(modes), squeeze=False, sharey=True,
-                                 figsize=(3.6 * len(modes) + 2.2, 0.8 + 0.24 * len(keys)))
+                                 figsize=(3.6 * len(modes) + 2.2, max(2.4, 0.8 + 0.24 * len(keys))))
         h = 0.4
         for ax, mode in zip(axes[0], modes):
             by_key = {e["key"]: e for e in entries if e["mode"] == mode}

@@ -8,7 +8,7 @@
 # charts to results/<date>/. It ends by printing the headline table and the chart paths.
 #
 #   scripts/bench.sh                      short profile (the default, about 10 minutes on 2 cores
-#                                         once installed and built): every suite, 1 run x 3
+#                                         once installed and built): every suite, 2 runs x 3
 #                                         repetitions, 0.05 s minimum per repetition, large_ad at
 #                                         n = 64, 256 and jvp_vjp at n = 2, 8, 256
 #   scripts/bench.sh --profile standard   3 runs x 5 repetitions, 0.1 s, large_ad n = 64..512,
@@ -97,7 +97,7 @@ done
 # whose sizes are lists (an exported TENAX_LARGE_AD_SIZES / TENAX_JVP_VJP_SIZES wins).
 case "$profile" in
   short)
-    runs=${runs:-1} reps=${reps:-3} min_time=${min_time:-0.05}
+    runs=${runs:-2} reps=${reps:-3} min_time=${min_time:-0.05}
     export TENAX_LARGE_AD_SIZES=${TENAX_LARGE_AD_SIZES:-64,256}
     export TENAX_JVP_VJP_SIZES=${TENAX_JVP_VJP_SIZES:-2,8,256}
     ;;
