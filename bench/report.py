@@ -411,10 +411,6 @@ def summarise_gpu(rows):
     if not by_key:
         return []
 
-    def med(r):
-        st = r.stat("real") if r is not None and not r.errors else None
-        return st["median"] if st else None
-
     def size(key):
         m = re.search(r"/(\d+)x\d+$", key)
         return (key.split("/")[0], int(m.group(1)) if m else 0)
@@ -688,6 +684,8 @@ def versions_line(ctx, py, commit):
         parts.append("PyTorch " + py["pytorch"].split(" (")[0])
     if py.get("jax"):
         parts.append("JAX " + re.sub(r", \w+\)$", ")", py["jax"]))
+    if not py.get("pytorch") and not py.get("jax"):
+        parts.append("no PyTorch or JAX rows")
     for k, name in (("numpy", "numpy"), ("python", "Python")):
         if py.get(k):
             parts.append(f"{name} {py[k]}")
