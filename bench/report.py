@@ -586,8 +586,8 @@ def row_order(suite, key):
     """Rows in the order of the suite's table: case (LARGE_AD_CASES / JVP_VJP_CASES), then size."""
     parts = key.split("/")
     cases = LARGE_AD_CASES if suite == LARGE_AD else JVP_VJP_CASES
-    m = re.search(r"(\d+)x\d+", key)
-    return (cases.index(parts[0]) if parts[0] in cases else len(cases), parts[0], int(m.group(1)) if m else 0, key)
+    m = re.match(r"\d+", parts[2]) if len(parts) > 2 else None  # the shape's first number
+    return (cases.index(parts[0]) if parts[0] in cases else len(cases), parts[0], int(m.group()) if m else 0, key)
 
 
 def headline_data(rows):
@@ -743,13 +743,15 @@ def draw_ratio_charts(data, out):
         ax0.set_yticklabels([re.sub(r"/f(32|64)/", " ", k) for k in keys], fontsize=7)
         ax0.invert_yaxis()
         refs = sorted({e["best_ref"] for e in entries if e["best_ref"]}, key=lambda r: (r not in REFERENCES, r))
-        handles = [Patch(color=CHART_COLOURS.get(r, "tab:purple"), label=f"/ {r}" if suite == THREADS else
+        handles = [Patch(color=CHART_COLOURS.get(r, "tab:purple"), label="t2 / t1" if suite == THREADS else
                          f"/ best reference, here {r}") for r in refs]
         if any(e["floor"] is not None for e in entries):
             handles.append(Patch(color="0.6", label="/ floor (provider calls)"))
         fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(4, len(handles)),
                    fontsize=8)
-        fig.suptitle(f"{suite}: tenax / reference, linear axis; below 1 (left of the line): tenax is faster",
+        fig.suptitle(f"{suite}: " + ("2 threads / 1 thread, linear axis; below 1 (left of the line): the second "
+                                     "thread helps" if suite == THREADS else
+                                     "tenax / reference, linear axis; below 1 (left of the line): tenax is faster"),
                      fontsize=10)
         fig.tight_layout()
         path = os.path.join(out, f"chart_ratio_{suite}.png")
