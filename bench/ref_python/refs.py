@@ -88,7 +88,8 @@ try:
     import numpy as np
 except ImportError as _e:  # the inputs are generated with numpy: no rows at all without it
     sys.exit(
-        f"refs.py: numpy is needed for the inputs and checks ({_e}); use the venv of scripts/bench.sh --with-python-refs"
+        f"refs.py: numpy is needed for the inputs and checks ({_e}); "
+        "use the venv that scripts/bench.sh makes (.venv-refs)"
     )
 
 SUITES = ["large_ad", "jvp_vjp", "overhead", "mlp", "ops", "gpu_linalg_ad"]
