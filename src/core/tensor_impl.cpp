@@ -5,6 +5,8 @@
 #include "tenax/ad/node.hpp"
 #include "tenax/core/tensor_impl.hpp"
 
+#include "storage_create.hpp"
+
 namespace tenax::detail {
 
 TensorImpl* TensorImpl::create() { return new (small_alloc(sizeof(TensorImpl))) TensorImpl; }

@@ -11,6 +11,8 @@
 #include "tenax/kernels/donation.hpp"
 #include "tenax/trace/recorder.hpp"
 
+#include "../core/storage_create.hpp"
+
 namespace tenax::ir {
 
 namespace {

@@ -23,7 +23,7 @@ struct StorageBlock {
   static constexpr std::size_t kHeader = 64;
   static_assert(sizeof(std::atomic<int>) + sizeof(void*) * 3 + sizeof(Device) + sizeof(bool) <= kHeader);
 
-  // A block of `bytes` on dev from its device's allocator (src/core/storage.cpp).
+  // A block of `bytes` on dev from its device's allocator (src/core/storage_create.hpp).
   static StorageBlock* create(std::size_t bytes, Device dev);
   // Memory that another library owns (DLPack import): `owner` is called with (data, bytes) when the
   // last reference goes, and must free itself then (an Allocator whose deallocate releases the
