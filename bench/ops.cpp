@@ -3,7 +3,8 @@
 // Rows (ops/<case>/f64/<shape>/<mode>, mode eager or compiled; the PyTorch and JAX rows, modes
 // pytorch and jax, come from bench/ref_python/refs.py with the same inputs and timed regions):
 //   einsum_network  einsum("ijk,jl,lkm->im", x, y, z), every index 64 (forward)
-//   einsum_bmm      einsum("bij,bjk->bik", a, b), b = i = j = k = 64 (forward)
+//   einsum_bmm      einsum("bij,bjk->bik", a, b), b = i = j = k = 64 (forward); its floor row: the
+//                   64 provider gemm calls of 64 x 64 x 64 on the same memory (mode floor)
 //   softmax         forward + backward of sum(softmax(x) * w) over the contiguous axis, 1000 x 1000
 //   logsumexp       forward + backward of sum(logsumexp(x)) over the contiguous axis, 1000 x 1000
 // Inputs: data(shape, seed) of shared BENCHMARKS.md (bench/large_ad_cases.hpp). Every row reads the
@@ -18,12 +19,14 @@
 // and compiled against eager bit for bit.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "common/bench_common.hpp"
 #include "large_ad_cases.hpp"
+#include "tenax/backend/cpu_provider.hpp"
 #include "tenax/tenax.hpp"
 
 namespace tenax_bench::ops {
@@ -171,6 +174,33 @@ void einsum_row(benchmark::State& state, int k, bool compiled) {
                  std::to_string(static_cast<long long>(path.flops)) + " flops (einsum_path)");
 }
 
+// The floor of einsum_bmm: the batch's 64 gemm calls on the same memory. In tenax's layout the
+// spec is "jib,kjb->kib": per b, out_b (k x i) = B_b (k x j) A_b (j x i), every matrix column-major
+// with leading dimension 64. Checked against the einsum's output before timing.
+void einsum_bmm_floor(benchmark::State& state) {
+  namespace cpu = tenax::cpu;
+  const std::vector<T> xs = einsum_inputs(kEinsum[1]);
+  const std::vector<double> a = xs[0].contiguous().to_vector(), b = xs[1].contiguous().to_vector();
+  std::vector<double> c(a.size());
+  const std::int64_t n = kN;
+  auto run = [&] {
+    for (std::int64_t m = 0; m < n; ++m)
+      cpu::gemm<double>(cpu::Trans::N, cpu::Trans::N, n, n, n, 1, b.data() + m * n * n, n, a.data() + m * n * n, n, 0,
+                        c.data() + m * n * n, n);
+  };
+  run();
+  const std::vector<double> want = tenax::einsum(tenax_spec(kEinsum[1]), xs).contiguous().to_vector();
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (std::abs(c[i] - want[i]) > 1e-12 * std::max(1.0, std::abs(want[i]))) {
+      state.SkipWithError("einsum_bmm floor: the gemm calls differ from the einsum");
+      return;
+    }
+  for (auto _ : state) {
+    run();
+    benchmark::DoNotOptimize(c.data());
+  }
+}
+
 // ---- softmax and logsumexp ------------------------------------------------------------------------
 
 // The loss of a case: sum(softmax(x) * w) or sum(logsumexp(x)), over dim 0 (the references' last
@@ -248,6 +278,8 @@ const bool registered = [] {
     configure_row(benchmark::RegisterBenchmark((base + "eager").c_str(), einsum_row, k, false));
     configure_row(benchmark::RegisterBenchmark((base + "compiled").c_str(), einsum_row, k, true));
   }
+  configure_row(
+      benchmark::RegisterBenchmark((std::string("ops/einsum_bmm/f64/") + shape3 + "/floor").c_str(), einsum_bmm_floor));
   const std::string sq = std::to_string(kRows) + "x" + std::to_string(kRows);
   for (bool softmax : {true, false}) {
     const std::string base = std::string("ops/") + (softmax ? "softmax" : "logsumexp") + "/f64/" + sq + "/";
