@@ -274,7 +274,9 @@ bool sole_owner(const detail::TensorImpl* t) {
 void Program::forward_step(std::size_t k, bool in_place) {
   const GraphNode& n = g_.nodes[k];
   detail::TensorImpl* give = nullptr;
-  if (const std::int32_t v = in_place_[k]; v >= 0 && in_place && sole_owner(env_[static_cast<std::size_t>(v)].get()))
+  if (const std::int32_t v = in_place_[k]; v >= 0 && in_place &&
+                                           !(prepared_ && borrowed_[static_cast<std::size_t>(v)]) &&
+                                           sole_owner(env_[static_cast<std::size_t>(v)].get()))
     give = env_[static_cast<std::size_t>(v)].get();
   detail::DonationScope offer(give);
   n.forward(env_.data(), n.in.data(), n.out.data());
@@ -616,6 +618,8 @@ void Program::make_slot_storage(const std::vector<std::int64_t>& capacity) {
 
 // The bodies that stay the same every run: slot-backed kernel outputs, and views of them.
 void Program::make_fixed_bodies() {
+  fixed_values_.clear();
+  borrowed_.assign(env_.size(), 0);
   for (Step& st : steps_) {
     if (st.kind == Step::Kind::kernel) {
       for (Out& o : st.outs)
@@ -627,6 +631,11 @@ void Program::make_fixed_bodies() {
       if (const Out& b = out_of(st.base); b.fixed)
         o.fixed = view_over(*b.fixed, o.dtype, o.device, o.shape, o.strides, o.offset);
     }
+    for (const Out& o : st.outs)
+      if (o.value >= 0 && o.fixed) {
+        fixed_values_.push_back(o.value);
+        borrowed_[static_cast<std::size_t>(o.value)] = 1;
+      }
   }
 }
 
@@ -643,6 +652,14 @@ const Program::Out& Program::out_of(std::int32_t v) const {
 
 void Program::run_prepared() {
   using Kind = Step::Kind;
+  // The slot-backed bodies are borrowed into env_ (no atomic count each way): given up at their
+  // release, and here for any still held when the run ends or a step throws.
+  struct GiveBack {
+    Program& p;
+    ~GiveBack() {
+      for (std::int32_t v : p.fixed_values_) p.env_[static_cast<std::size_t>(v)].detach();
+    }
+  } give_back{*this};
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     Step& st = steps_[k];
     switch (st.kind) {
@@ -666,7 +683,7 @@ void Program::run_prepared() {
           } else {
             if (st.reuse >= 0) {
               detail::ImplPtr& u = env_[static_cast<std::size_t>(st.reuse)];
-              if (sole_owner(u.get())) buf[j] = std::move(u);
+              if (!borrowed_[static_cast<std::size_t>(st.reuse)] && sole_owner(u.get())) buf[j] = std::move(u);
             }
             if (!buf[j]) buf[j] = detail::make_impl(o.dtype, o.buffer, o.device);
             p[j] = static_cast<char*>(buf[j]->storage->data);
@@ -678,7 +695,7 @@ void Program::run_prepared() {
           if (o.value < 0) continue;
           detail::ImplPtr& y = env_[static_cast<std::size_t>(o.value)];
           if (o.fixed)
-            y = o.fixed;
+            y = detail::ImplPtr::borrow(o.fixed.get());
           else
             y = o.is_buffer ? std::move(buf[j])
                             : body_over(buf[j]->storage, o.dtype, o.device, o.shape, o.strides, o.offset);
@@ -688,14 +705,20 @@ void Program::run_prepared() {
       case Kind::view: {
         const Out& o = st.outs[0];
         if (o.fixed)
-          env_[static_cast<std::size_t>(o.value)] = o.fixed;
+          env_[static_cast<std::size_t>(o.value)] = detail::ImplPtr::borrow(o.fixed.get());
         else
           env_[static_cast<std::size_t>(o.value)] =
               view_over(*env_[static_cast<std::size_t>(st.base)], o.dtype, o.device, o.shape, o.strides, o.offset);
         break;
       }
     }
-    for (std::int32_t v : release_[k]) env_[static_cast<std::size_t>(v)].reset();
+    for (std::int32_t v : release_[k]) {
+      detail::ImplPtr& e = env_[static_cast<std::size_t>(v)];
+      if (borrowed_[static_cast<std::size_t>(v)])
+        e.detach();
+      else
+        e.reset();
+    }
   }
 }
 

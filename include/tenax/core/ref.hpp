@@ -28,6 +28,16 @@ class Ref {
   }
   void swap(Ref& o) noexcept { std::swap(p_, o.p_); }
   void reset() { Ref().swap(*this); }
+  // A Ref to p that holds no count of its own (no atomic operation), for a holder that keeps p
+  // alive for as long as the Ref lives (a prepared program's slot-backed bodies, src/trace/program.cpp);
+  // it must be given up with detach(), never released.
+  static Ref borrow(T* p) {
+    Ref r;
+    r.p_ = p;
+    return r;
+  }
+  // Gives up the pointer without releasing a count (the end of a borrow).
+  void detach() { p_ = nullptr; }
 
   T* get() const { return p_; }
   T* operator->() const { return p_; }

@@ -142,31 +142,43 @@ void run_transposed_map_cpu(F f, const cpu::LoopNest<2>& nest, int d, std::array
 // and what a prepared program's step runs later from the captured nest (kernels/capture.hpp).
 template <class Out, class F, class... In, std::size_t N = sizeof...(In) + 1>
 void run_map_cpu(F f, const cpu::LoopNest<N>& nest, std::array<char*, N> p) {
+  // n elements from q with byte steps s.
+  auto run = [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
+    bool unit = s[0] == sizeof(Out);
+    std::size_t k = 1;
+    ((unit = unit && s[k++] == static_cast<std::int64_t>(sizeof(In))), ...);
+    if (unit) {
+      Out* o = reinterpret_cast<Out*>(q[0]);
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        std::tuple<const In*...> ip{reinterpret_cast<const In*>(q[I + 1])...};
+        for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ip)[i]...);
+      }
+      (std::index_sequence_for<In...>{});
+    } else {
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        for (std::int64_t i = 0; i < n; ++i)
+          *reinterpret_cast<Out*>(q[0] + i * s[0]) = f(*reinterpret_cast<const In*>(q[I + 1] + i * s[I + 1])...);
+      }
+      (std::index_sequence_for<In...>{});
+    }
+  };
+  // A nest of at most one dimension below the parallel threshold (the small steps of a prepared
+  // program): that one run, without the drivers' checks.
+  if (nest.shape.size() <= 1 && !nest.empty) {
+    std::array<std::int64_t, N> s{};
+    std::int64_t n = 1;
+    if (nest.shape.size() == 1) {
+      n = nest.shape[0];
+      for (std::size_t k = 0; k < N; ++k) s[k] = nest.strides[k][0];
+    }
+    if (n < cpu::kParallelMinElements) return run(p, s, n);
+  }
   if constexpr (N == 2) {
     using I = std::tuple_element_t<0, std::tuple<In...>>;
     const int d = transpose_dimension(nest, static_cast<std::int64_t>(sizeof(I)));
     if (d > 0) return run_transposed_map_cpu<Out, F, In...>(f, nest, d, p);
   }
-  cpu::parallel_run_loops<N>(
-      nest, p, [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
-        bool unit = s[0] == sizeof(Out);
-        std::size_t k = 1;
-        ((unit = unit && s[k++] == static_cast<std::int64_t>(sizeof(In))), ...);
-        if (unit) {
-          Out* o = reinterpret_cast<Out*>(q[0]);
-          [&]<std::size_t... I>(std::index_sequence<I...>) {
-            std::tuple<const In*...> ip{reinterpret_cast<const In*>(q[I + 1])...};
-            for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ip)[i]...);
-          }
-          (std::index_sequence_for<In...>{});
-        } else {
-          [&]<std::size_t... I>(std::index_sequence<I...>) {
-            for (std::int64_t i = 0; i < n; ++i)
-              *reinterpret_cast<Out*>(q[0] + i * s[0]) = f(*reinterpret_cast<const In*>(q[I + 1] + i * s[I + 1])...);
-          }
-          (std::index_sequence_for<In...>{});
-        }
-      });
+  cpu::parallel_run_loops<N>(nest, p, run);
 }
 
 // One elementwise launch: operand 0 is the output; extents, byte strides and first elements of

@@ -154,10 +154,15 @@ class Program {
   std::vector<detail::ImplPtr> env_;
   std::vector<char> is_constant_;
   std::vector<std::int64_t> def_, last_;  // per value: defining step, last reading step (-1: none)
-  std::vector<Step> steps_;               // per node, after the first run
-  std::vector<detail::Storage> slots_;    // the static plan's buffers
-  std::vector<Strides> input_strides_;    // the input layouts the plan was made for
-  std::vector<char> shared_out_;          // per output: output_shared
+  // The values whose body is the same every run (Out::fixed): a prepared run borrows it into env_
+  // (Ref::borrow, no atomic count; the step's Out::fixed keeps it alive) and detaches it at its
+  // release. borrowed_: per value, whether it is one.
+  std::vector<std::int32_t> fixed_values_;
+  std::vector<char> borrowed_;
+  std::vector<Step> steps_;             // per node, after the first run
+  std::vector<detail::Storage> slots_;  // the static plan's buffers
+  std::vector<Strides> input_strides_;  // the input layouts the plan was made for
+  std::vector<char> shared_out_;        // per output: output_shared
   bool prepared_ = false;
   // Set while run() runs (a copy or move starts clear): a second thread's run raises.
   struct RunFlag {
