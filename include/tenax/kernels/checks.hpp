@@ -1,7 +1,7 @@
 #pragma once
-// Failure checks of the ops' results (info codes, bad indices): at once where the host reads the
-// codes, else when the device's results are next read (core/deferred_checks.hpp), so that no op
-// waits for a device. A slot of kernels/dispatch.hpp.
+// Failure checks of the ops' info codes: at once where the host reads the codes, else when the
+// device's results are next read (core/deferred_checks.hpp), so that no op waits for a device. A
+// slot of kernels/dispatch.hpp.
 #include <cstdint>
 #include <utility>
 

@@ -1,10 +1,10 @@
 #pragma once
 // The driver of kernels that run along one axis, one line at a time: scans (cumsum, cumprod),
-// softmax and log_softmax, and arg-reductions (argmax, argmin). A kernel slot per functor and dtype pair, one entry per device
-// kind (as MapKernel and ReduceKernel): the CPU's loops over the lines, spread over the pool in
-// contiguous blocks of lines when large; the CUDA backend's runs one thread per line
-// (cuda/src/scan.cu). Each line is computed sequentially by one functor call, so the result does
-// not depend on the thread count or the device's schedule.
+// softmax and log_softmax, and arg-reductions (argmax, argmin). A kernel slot per functor and
+// dtype pair, one entry per device kind (as MapKernel and ReduceKernel): the CPU's loops over the
+// lines, spread over the pool in contiguous blocks of lines when large; the CUDA backend's runs
+// one thread per line (cuda/src/scan.cu). Each line is computed sequentially by one functor call,
+// so the result does not depend on the thread count or the device's schedule.
 #include <algorithm>
 #include <cstdint>
 #include <string_view>

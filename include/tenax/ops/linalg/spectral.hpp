@@ -159,10 +159,10 @@ void gauge_report_deferred(const Tensor<R>& l, const Tensor<R>& r, const GaugeRe
 }
 
 // The gauge diagnostic: `lost` holds the cotangent components a rule drops (zero for gauge-
-// invariant losses, up to rounding); `ref` sets the scale. Where the host reads the sizes (and while
-// tracing) it acts at once; on a device the two sizes stay there and the check runs when the device's results are next
-// read (core/deferred_checks.hpp), so an eager backward pass through eigh or svd never waits for
-// the device.
+// invariant losses, up to rounding); `ref` sets the scale. Where the host reads the sizes (and
+// while tracing) it acts at once; on a device the two sizes stay there and the check runs when the
+// device's results are next read (core/deferred_checks.hpp), so an eager backward pass through
+// eigh or svd never waits for the device.
 template <class T>
 void gauge_check(const char* op, const linalg::Degeneracy& pol, const Tensor<T>& lost, const Tensor<T>& ref,
                  const char* what) {
