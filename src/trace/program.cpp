@@ -636,6 +636,9 @@ void Program::make_fixed_bodies() {
         fixed_values_.push_back(o.value);
         borrowed_[static_cast<std::size_t>(o.value)] = 1;
       }
+    st.fixed_out = st.kind == Step::Kind::kernel && st.outs.size() == 1 && st.outs[0].value >= 0 && st.outs[0].fixed
+                       ? static_cast<char*>(st.outs[0].fixed->storage->data)
+                       : nullptr;
   }
 }
 
@@ -667,6 +670,16 @@ void Program::run_prepared() {
         forward_step(k, true);
         break;
       case Kind::kernel: {
+        if (st.fixed_out) {  // the common small step: one slot-backed output
+          char* p[1 + detail::kMaxKernelOperands];
+          p[0] = st.fixed_out;
+          for (int j = 0; j < st.n_operands; ++j)
+            p[1 + j] =
+                static_cast<char*>(env_[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j)])]->data());
+          st.fn(p);
+          env_[static_cast<std::size_t>(st.outs[0].value)] = detail::ImplPtr::borrow(st.outs[0].fixed.get());
+          break;
+        }
         // Pointers: the outputs' buffers, then the operands' data.
         const std::size_t no = st.outs.size();
         char* p[detail::kMaxKernelOutputs + detail::kMaxKernelOperands];

@@ -119,9 +119,10 @@ class Program {
     detail::KernelFn fn;
     std::array<std::int32_t, detail::kMaxKernelOperands> operands{};
     int n_operands = 0;
-    std::int32_t reuse = -1;  // elementwise kernel without slot: an operand whose body it may take
-    std::int32_t took = -1;   // elementwise kernel with slot: the operand whose slot it took over
-    std::int32_t base = -1;   // view: the base value
+    std::int32_t reuse = -1;    // elementwise kernel without slot: an operand whose body it may take
+    std::int32_t took = -1;     // elementwise kernel with slot: the operand whose slot it took over
+    std::int32_t base = -1;     // view: the base value
+    char* fixed_out = nullptr;  // kernel with one output, slot-backed: the buffer it writes
   };
   const Out& out_of(std::int32_t v) const;  // the prepared output record of value v
   void check_step(std::size_t k) const;     // anomaly mode
