@@ -159,8 +159,9 @@ if [[ ${TENAX_SKIP_TSAN:-0} != 1 ]]; then
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" run_ctest tsan "$dir" -R '^(Threads|ThreadsEnv)\.|test_threads'
 fi
 # The sanitizer pass (ASan + UBSan, errors fatal): the library and a reduced set of test programs
-# (core, AD, anomaly, elementwise/reduction/shape ops, the linalg failure and residual tests, trace,
-# the prepared plan, the AD oracle, the worker pool) built with -fsanitize=address,undefined and run.
+# (core, AD, anomaly, elementwise/reduction/shape ops, the generic forms of the dispatch slots, the
+# linalg failure and residual tests, trace, the prepared plan, the AD oracle, the worker pool)
+# built with -fsanitize=address,undefined and run.
 # It is built with clang, which compiles these unoptimised test programs in well under g++'s time
 # and so also keeps the test sources building with a second compiler. The libFuzzer target (below)
 # is built next in the same directory, so the sanitized library is compiled once for both. The
@@ -169,7 +170,8 @@ fi
 # Skipped with TENAX_SKIP_SANITIZE=1.
 sanitize_targets=(test_core test_tensor_errors test_allocator test_ad_engine test_anomaly test_ops_unary
   test_ops_binary test_ops_reduce test_ops_shape test_linalg_failures test_linalg_residuals test_trace test_trace_plan
-  test_ad_oracle test_threads test_ad_custom test_npy test_dlpack test_ops_index test_ops_scan test_random)
+  test_ad_oracle test_threads test_ad_custom test_npy test_dlpack test_ops_index test_ops_scan test_random
+  test_generic_forms)
 want_sanitize=0 want_fuzz=0
 [[ ${TENAX_SKIP_SANITIZE:-0} == 1 ]] || want_sanitize=1
 [[ ${TENAX_SKIP_FUZZ:-0} == 1 ]] || want_fuzz=1

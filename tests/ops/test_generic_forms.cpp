@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tenax/tenax.hpp>
@@ -67,7 +68,10 @@ TEST(GenericForms, TrilTriuAndEmbed) {
 
 TEST(GenericForms, PivotsPermutationsAndLuSolve) {
   const Tensor<double> A = Tensor<double>::randn({4, 4, 3}, 3), B = strided_batch();
-  const auto [LU, piv] = tx::linalg::lu_factor(A);
+  // (named, not structured bindings: the lambdas below capture them)
+  const std::pair<Tensor<double>, Tensor<std::int32_t>> factors = tx::linalg::lu_factor(A);
+  const Tensor<double>& LU = factors.first;
+  const Tensor<std::int32_t>& piv = factors.second;
   const Tensor<double> B4 = tx::slice(B, 0, 0, 4, 1);
   const Tensor<std::int64_t> perm = d::pivots_to_permutation(piv, 4), inv = d::inverse_permutation(perm);
   const Tensor<double> rows = d::permute_rows(B4, perm);
