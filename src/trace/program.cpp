@@ -270,12 +270,13 @@ bool sole_owner(const detail::TensorImpl* t) {
 }  // namespace
 
 // Step k's op forward; with in_place, an elementwise op may write into the input the liveness
-// plan lets it overwrite, when nothing else holds that input (kernels/donation.hpp).
-void Program::forward_step(std::size_t k, bool in_place) {
+// plan lets it overwrite, when nothing else holds that input (kernels/donation.hpp); in a prepared
+// run (borrowing), never into a borrowed slot-backed body.
+void Program::forward_step(std::size_t k, bool in_place, bool borrowing) {
   const GraphNode& n = g_.nodes[k];
   detail::TensorImpl* give = nullptr;
   if (const std::int32_t v = in_place_[k]; v >= 0 && in_place &&
-                                           !(prepared_ && borrowed_[static_cast<std::size_t>(v)]) &&
+                                           !(borrowing && borrowed_[static_cast<std::size_t>(v)]) &&
                                            sole_owner(env_[static_cast<std::size_t>(v)].get()))
     give = env_[static_cast<std::size_t>(v)].get();
   detail::DonationScope offer(give);
@@ -667,7 +668,7 @@ void Program::run_prepared() {
     Step& st = steps_[k];
     switch (st.kind) {
       case Kind::forward:
-        forward_step(k, true);
+        forward_step(k, true, true);
         break;
       case Kind::kernel: {
         if (st.fixed_out) {  // the common small step: one slot-backed output

@@ -126,7 +126,7 @@ class Program {
   };
   const Out& out_of(std::int32_t v) const;  // the prepared output record of value v
   void check_step(std::size_t k) const;     // anomaly mode
-  void forward_step(std::size_t k, bool in_place);
+  void forward_step(std::size_t k, bool in_place, bool borrowing = false);
   void run_forward(bool anomaly, bool in_place);
   void run_capture();
   void run_prepared();

@@ -40,8 +40,8 @@ struct SolveTriangular : TriangularFlags {
     if (c.dx0().defined()) {
       Tensor<T> opdT = apply_op(project(c.dx0()));
       Tensor<T> t = detail::nonfinite_on_host(X) ? detail::matmul_past_overflow(opdT, X, left)
-                    : left                      ? matmul(opdT, X)
-                                                : matmul(X, opdT);
+                    : left                       ? matmul(opdT, X)
+                                                 : matmul(X, opdT);
       r = detail::subtract(r, t);
     }
     return solve(A, r);
@@ -57,8 +57,8 @@ struct SolveTriangular : TriangularFlags {
       // matrices: gB X^H = (op(T)^-1 B gB^H)^H, X^H gB = (gB^H B op(T)^-1)^H.
       const Tensor<T>& B = c.x1();
       Tensor<T> M = !detail::nonfinite_on_host(X) ? (left ? neg(matmul(gB, X.mH())) : neg(matmul(X.mH(), gB)))
-                    : left                       ? neg(solve(A, matmul(B, gB.mH())).mH())
-                                                 : neg(solve(A, matmul(gB.mH(), B)).mH());
+                    : left                        ? neg(solve(A, matmul(B, gB.mH())).mH())
+                                                  : neg(solve(A, matmul(gB.mH(), B)).mH());
       gA = sum_to(project(apply_op(M)), A.shape());
     }
     if (c.needs(1)) gBout = sum_to(gB, c.x1().shape());

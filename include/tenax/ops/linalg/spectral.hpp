@@ -168,7 +168,8 @@ void gauge_check(const char* op, const linalg::Degeneracy& pol, const Tensor<T>&
                  const char* what) {
   if (pol.on_gauge == linalg::Degeneracy::OnGauge::Ignore || !lost.defined() || lost.numel() == 0) return;
   using R = real_t<T>;
-  auto report = [op = std::string(op), on_gauge = pol.on_gauge, what = std::string(what)](double l, double r) {
+  const GaugeReport report = [op = std::string(op), on_gauge = pol.on_gauge, what = std::string(what)](double l,
+                                                                                                       double r) {
     const double tol = std::sqrt(static_cast<double>(std::numeric_limits<R>::epsilon())) * std::max(1.0, r);
     if (!(l > tol)) return;
     std::string msg = "[" + op + "] the loss depends on the " + what + " (dropped cotangent component " +
