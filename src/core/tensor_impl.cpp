@@ -17,7 +17,7 @@ void TensorImpl::destroy(TensorImpl* t) {
 }
 
 ImplPtr make_impl(DType dtype, const Shape& shape, Device device) {
-  ImplPtr t(TensorImpl::create());
+  ImplPtr t = ImplPtr::adopt_new(TensorImpl::create());
   t->dtype = dtype;
   t->device = device;
   t->shape = shape;
@@ -27,7 +27,7 @@ ImplPtr make_impl(DType dtype, const Shape& shape, Device device) {
 }
 
 ImplPtr make_view_impl(const TensorImpl& src, const Shape& shape, const Strides& strides, std::int64_t offset) {
-  ImplPtr t(TensorImpl::create());
+  ImplPtr t = ImplPtr::adopt_new(TensorImpl::create());
   t->dtype = src.dtype;
   t->device = src.device;
   t->shape = shape;
@@ -66,7 +66,7 @@ class ExternalOwner final : public Allocator {
 
 ImplPtr make_external_impl(DType dtype, const Shape& shape, const Strides& strides, Device device, void* data,
                            std::size_t bytes, void (*release)(void*), void* ctx) {
-  ImplPtr t(TensorImpl::create());
+  ImplPtr t = ImplPtr::adopt_new(TensorImpl::create());
   t->dtype = dtype;
   t->device = device;
   t->shape = shape;

@@ -9,6 +9,7 @@
 #include "tenax/ad/mode.hpp"
 #include "tenax/core/error.hpp"
 #include "tenax/kernels/donation.hpp"
+#include "tenax/kernels/parallel_loop.hpp"
 #include "tenax/trace/recorder.hpp"
 
 #include "../core/storage_create.hpp"
@@ -95,6 +96,7 @@ Program::Program(const Program& o)
       in_place_(o.in_place_),
       env_(o.env_),
       is_constant_(o.is_constant_),
+      is_input_(o.is_input_),
       def_(o.def_),
       last_(o.last_),
       shared_out_(o.shared_out_),
@@ -114,6 +116,12 @@ Program::Program(const Graph& g) : g_(g), traced_nodes_(g.nodes.size()) {
   const std::size_t nv = g_.values.size();
   env_.assign(nv, detail::ImplPtr());
   is_constant_.assign(nv, 0);
+  // Per value: 1 for an input that a run borrows, 2 for an input that a step also defines.
+  is_input_.assign(nv, 0);
+  for (std::int32_t v : g_.inputs) is_input_[static_cast<std::size_t>(v)] = 1;
+  for (const GraphNode& n : g_.nodes)
+    for (std::int32_t v : n.out)
+      if (v >= 0 && is_input_[static_cast<std::size_t>(v)]) is_input_[static_cast<std::size_t>(v)] = 2;
   for (std::size_t k = 0; k < g_.constant_ids.size(); ++k) {
     env_[static_cast<std::size_t>(g_.constant_ids[k])] = g_.constants[k];
     is_constant_[static_cast<std::size_t>(g_.constant_ids[k])] = 1;
@@ -212,12 +220,20 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
   GradModeGuard no_rec(false);
   detail::ForwardOffGuard no_fw;
   detail::TracerPause no_trace;
-  for (std::size_t k = 0; k < n_inputs; ++k) env_[static_cast<std::size_t>(g_.inputs[k])] = inputs[k];
+  // The inputs are borrowed (the caller holds them for the run; the plan never overwrites or
+  // donates an input) and given up at the end; an input some step defines again (an op that
+  // returned it as its own output) is held with a count, since that step replaces it in env_.
+  for (std::size_t k = 0; k < n_inputs; ++k) {
+    const auto v = static_cast<std::size_t>(g_.inputs[k]);
+    env_[v] = is_input_[v] == 1 ? detail::ImplPtr::borrow(inputs[k].get()) : inputs[k];
+  }
   struct Clear {  // leaves only the constants behind, also when a kernel throws
     Program& p;
     ~Clear() {
+      for (std::int32_t v : p.g_.inputs)
+        if (p.is_input_[static_cast<std::size_t>(v)] == 1) p.env_[static_cast<std::size_t>(v)].detach();
       for (std::size_t v = 0; v < p.env_.size(); ++v)
-        if (!p.is_constant_[v]) p.env_[v].reset();
+        if (!p.is_constant_[v] && p.env_[v]) p.env_[v].reset();
     }
   } clear{*this};
   if (anomaly)
@@ -230,7 +246,17 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
     run_prepared();
   else
     run_forward(false, true);
-  for (std::size_t k = 0; k < g_.outputs.size(); ++k) outputs[k] = env_[static_cast<std::size_t>(g_.outputs[k])];
+  // An output made by this run is moved out at its last place among the outputs; inputs (borrowed)
+  // and constants are copied.
+  for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+    const auto v = static_cast<std::size_t>(g_.outputs[k]);
+    const bool again = std::find(g_.outputs.begin() + static_cast<std::ptrdiff_t>(k) + 1, g_.outputs.end(),
+                                 g_.outputs[k]) != g_.outputs.end();
+    if (again || is_constant_[v] || is_input_[v])
+      outputs[k] = env_[v];
+    else
+      outputs[k] = std::move(env_[v]);
+  }
 }
 
 // Strides that matter: those of dimensions with more than one element.
@@ -325,7 +351,7 @@ namespace {
 // A body over `storage` with the given dtype and layout (no AD state).
 detail::ImplPtr body_over(const detail::Storage& storage, DType dtype, Device device, const Shape& shape,
                           const Strides& strides, std::int64_t offset) {
-  detail::ImplPtr t(detail::TensorImpl::create());
+  detail::ImplPtr t = detail::ImplPtr::adopt_new(detail::TensorImpl::create());
   t->dtype = dtype;
   t->device = device;
   t->shape = shape;
@@ -381,6 +407,7 @@ void Program::prepare(const std::vector<Seen>& seen) {
   // 1. What each step is.
   steps_.assign(g_.nodes.size(), Step{});
   for (std::size_t k = 0; k < steps_.size(); ++k) classify_step(k, seen[k]);
+  fuse_maps(seen);
   // 2. Groups of values sharing a storage, and which of them get no slot.
   Groups groups = group_values();
   pin_groups(groups);
@@ -389,6 +416,8 @@ void Program::prepare(const std::vector<Seen>& seen) {
   // 4. The slots' storage and the bodies that stay the same every run.
   make_slot_storage(capacity);
   make_fixed_bodies();
+  // 5. What a prepared run keeps in env_, and the pointers it reads operands through.
+  plan_environment();
 }
 
 // Records value v's dtype and layout as the first run left them in y.
@@ -502,6 +531,15 @@ Program::Groups Program::group_values() const {
     if (group[v] >= 0)
       groups.last[static_cast<std::size_t>(group[v])] =
           std::max({groups.last[static_cast<std::size_t>(group[v])], last_[v], def_[v]});
+  // A fused chain reads and writes its memory operands block by block over all its steps, so each
+  // lives to the chain's last step: no slot is handed on inside a chain.
+  for (const Fusion& f : fusions_)
+    for (const Fusion::Map& m : f.maps)
+      for (int j = 0; j < m.n; ++j)
+        if (const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)]; u.reg < 0)
+          if (const std::int32_t gk = group[static_cast<std::size_t>(u.value)]; gk >= 0)
+            groups.last[static_cast<std::size_t>(gk)] =
+                std::max(groups.last[static_cast<std::size_t>(gk)], static_cast<std::int64_t>(f.last));
   return groups;
 }
 
@@ -521,7 +559,7 @@ void Program::pin_groups(Groups& groups) const {
       for (const Out& o : steps_[k].outs) {
         if (o.value < 0) continue;
         const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(o.value)]);
-        if (root[gk] >= 0 || !o.device.is_cpu()) pinned[gk] = 1;
+        if (root[gk] >= 0 || !o.device.is_cpu() || o.in_register) pinned[gk] = 1;
         root[gk] = static_cast<std::int32_t>(k);
       }
   for (std::size_t gk = 0; gk < ng; ++gk)
@@ -544,9 +582,9 @@ std::vector<std::int64_t> Program::assign_slots(const Groups& groups, const std:
   std::vector<char> is_free;
   for (std::size_t k = 0; k < ns; ++k) {
     Step& st = steps_[k];
-    const bool elementwise = g_.nodes[k].elementwise && st.outs.size() == 1;
+    const bool elementwise = g_.nodes[k].elementwise && st.outs.size() == 1 && st.fused < 0;
     for (Out& o : st.outs) {
-      if (st.kind != Step::Kind::kernel || o.value < 0) continue;
+      if (st.kind != Step::Kind::kernel || o.value < 0 || o.in_register) continue;
       const auto gk = static_cast<std::size_t>(group[static_cast<std::size_t>(o.value)]);
       if (!pinned[gk]) {
         std::int32_t chosen = elementwise ? take_operand_slot(k, o, groups, slot_of) : -1;
@@ -643,6 +681,199 @@ void Program::make_fixed_bodies() {
   }
 }
 
+// Whether step k may join a chain of maps: a kernel step that ran one CPU map (an elementwise op,
+// a cast or copy) into a fresh buffer of the map's shape, each of whose operands it reads in
+// element order, either contiguously or as one element (a broadcast scalar).
+bool Program::fusible(std::size_t k, const Seen& at) const {
+  const Step& st = steps_[k];
+  const detail::KernelCapture& c = at.kernel;
+  if (st.kind != Step::Kind::kernel || st.outs.size() != 1 || !c.line) return false;
+  const Out& o = st.outs[0];
+  if (o.value < 0 || !o.is_buffer || !o.device.is_cpu() || o.shape != c.line_shape || numel_of(o.shape) == 0)
+    return false;
+  for (int j = 0; j <= st.n_operands; ++j) {
+    const Strides& sj = c.line_strides[static_cast<std::size_t>(j)];
+    const DType dt =
+        j == 0 ? o.dtype : g_.values[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j - 1)])].dtype;
+    std::int64_t step = static_cast<std::int64_t>(dtype_size(dt));
+    bool contiguous = true, scalar = j > 0;
+    for (int d = 0; d < o.shape.size(); ++d) {
+      if (o.shape[d] == 1) continue;
+      contiguous = contiguous && sj[d] == step;
+      scalar = scalar && sj[d] == 0;
+      step *= o.shape[d];
+    }
+    if (!contiguous && !scalar) return false;
+  }
+  return true;
+}
+
+// Chains of consecutive fusible steps of one shape, each as long as its registers allow.
+void Program::fuse_maps(const std::vector<Seen>& seen) {
+  fusions_.clear();
+  std::size_t k = 0;
+  while (k < steps_.size()) {
+    if (!fusible(k, seen[k])) {
+      ++k;
+      continue;
+    }
+    std::size_t end = k + 1;
+    while (end < steps_.size() && fusible(end, seen[end]) && steps_[end].outs[0].shape == steps_[k].outs[0].shape)
+      ++end;
+    std::size_t last = end - 1;
+    while (last > k && !make_fusion(k, last, seen)) --last;
+    k = last + 1;
+  }
+}
+
+// Makes steps first..last one fused chain when their registers fit; whether it did. A value the
+// chain defines and only the chain reads (not a program output) lives in a register, from its step
+// to its last reader's; the others are read and written in memory.
+bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector<Seen>& seen) {
+  Fusion f;
+  f.first = first;
+  f.last = last;
+  f.numel = numel_of(steps_[first].outs[0].shape);
+  std::unordered_map<std::int32_t, std::int32_t> reg_of;
+  std::vector<std::int32_t> free_regs;
+  auto size_of = [&](std::int32_t v) {
+    return static_cast<std::int64_t>(dtype_size(g_.values[static_cast<std::size_t>(v)].dtype));
+  };
+  for (std::size_t k = first; k <= last; ++k) {
+    const Step& st = steps_[k];
+    const detail::KernelCapture& c = seen[k].kernel;
+    Fusion::Map m;
+    m.line = c.line;
+    m.n = 1 + st.n_operands;
+    for (int j = 0; j < st.n_operands; ++j) {
+      Fusion::Operand& u = m.op[static_cast<std::size_t>(j + 1)];
+      u.value = st.operands[static_cast<std::size_t>(j)];
+      const auto r = reg_of.find(u.value);
+      u.reg = r == reg_of.end() ? -1 : r->second;
+      bool scalar = u.reg < 0;
+      for (int d = 0; d < st.outs[0].shape.size(); ++d)
+        scalar = scalar && (st.outs[0].shape[d] == 1 || c.line_strides[static_cast<std::size_t>(j + 1)][d] == 0);
+      u.stride = scalar ? 0 : size_of(u.value);
+    }
+    Fusion::Operand& y = m.op[0];
+    y.value = st.outs[0].value;
+    y.stride = size_of(y.value);
+    const bool output = std::find(g_.outputs.begin(), g_.outputs.end(), y.value) != g_.outputs.end();
+    if (!output && last_[static_cast<std::size_t>(y.value)] <= static_cast<std::int64_t>(last)) {
+      if (free_regs.empty()) {
+        if (f.registers == kFuseRegisters) return false;
+        free_regs.push_back(f.registers++);
+      }
+      y.reg = free_regs.back();
+      free_regs.pop_back();
+      reg_of[y.value] = y.reg;
+    }
+    // Registers whose value this step reads last are free for the next steps.
+    for (int j = 1; j < m.n; ++j)
+      if (const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)];
+          u.reg >= 0 && last_[static_cast<std::size_t>(u.value)] == static_cast<std::int64_t>(k) &&
+          std::find(free_regs.begin(), free_regs.end(), u.reg) == free_regs.end())
+        free_regs.push_back(u.reg);
+    f.maps.push_back(std::move(m));
+  }
+  const auto index = static_cast<std::int32_t>(fusions_.size());
+  for (std::size_t k = first; k <= last; ++k) {
+    steps_[k].fused = index;
+    steps_[k].outs[0].in_register = f.maps[k - first].op[0].reg >= 0;
+  }
+  fusions_.push_back(std::move(f));
+  return true;
+}
+
+// A fused chain: its memory outputs made (a slot-backed one borrowed into env_ where read there, a
+// per-run one from the pool), then every map's element loop on each block in step order, the
+// blocks spread over the pool when the chain is large (each element is computed once, the same
+// way, whatever the split).
+void Program::run_fused(const Fusion& f) {
+  for (std::size_t k = f.first; k <= f.last; ++k) {
+    const Out& o = steps_[k].outs[0];
+    if (o.in_register) continue;
+    const auto v = static_cast<std::size_t>(o.value);
+    if (o.fixed) {
+      if (keep_env_[v]) env_[v] = detail::ImplPtr::borrow(o.fixed.get());
+    } else {
+      detail::ImplPtr b = detail::make_impl(o.dtype, o.buffer, o.device);
+      ptr_[v] = static_cast<char*>(b->data());
+      env_[v] = std::move(b);
+    }
+  }
+  auto blocks = [&](std::int64_t i0, std::int64_t i1) {
+    alignas(64) char reg[kFuseRegisters][kFuseBlock * 16];
+    char* p[detail::kMaxKernelOperands + 1];
+    std::int64_t s[detail::kMaxKernelOperands + 1];
+    for (std::int64_t b = i0; b < i1; b += kFuseBlock) {
+      const std::int64_t n = std::min(kFuseBlock, i1 - b);
+      for (const Fusion::Map& m : f.maps) {
+        for (int j = 0; j < m.n; ++j) {
+          const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)];
+          p[j] = u.reg >= 0 ? reg[u.reg] : ptr_[static_cast<std::size_t>(u.value)] + b * u.stride;
+          s[j] = u.stride;
+        }
+        m.line(p, s, n);
+      }
+    }
+  };
+  const std::int64_t parts = cpu::useful_parts(f.numel, cpu::parallel_threads());
+  if (parts <= 1) return blocks(0, f.numel);
+  cpu::parallel_for(parts, [&](std::int64_t c) { blocks(f.numel * c / parts, f.numel * (c + 1) / parts); });
+}
+
+// Which values a prepared run holds in env_ and which it only reads through ptr_. A value needs
+// an env_ entry when a forward step reads it, it is a program output, or a view made per run is
+// cut from it; a value whose body a run makes (a pool buffer, a forward step's output) holds it
+// there too. A slot-backed value (fixed body) needs none otherwise, nor does a view of memory that
+// outlives the run's releases (an input, a constant, a slot) that nothing reads through env_:
+// kernel steps read it through ptr_. The fixed pointers (constants, slot-backed values) are set
+// here once; the others each run.
+void Program::plan_environment() {
+  const std::size_t nv = env_.size();
+  std::vector<char> persists(nv, 0);  // memory that outlives the run's releases
+  for (std::int32_t v : g_.inputs) persists[static_cast<std::size_t>(v)] = 1;
+  for (std::int32_t v : g_.constant_ids) persists[static_cast<std::size_t>(v)] = 1;
+  keep_env_.assign(nv, 0);
+  for (std::size_t k = 0; k < steps_.size(); ++k) {
+    const Step& st = steps_[k];
+    if (st.kind == Step::Kind::forward) {
+      for (std::int32_t v : g_.nodes[k].in) keep_env_[static_cast<std::size_t>(v)] = 1;
+      for (std::int32_t v : g_.nodes[k].out)
+        if (v >= 0) keep_env_[static_cast<std::size_t>(v)] = 1;
+      continue;
+    }
+    for (const Out& o : st.outs) {
+      if (o.value < 0) continue;
+      const auto v = static_cast<std::size_t>(o.value);
+      if (o.fixed)
+        persists[v] = 1;
+      else if (st.kind == Step::Kind::view)
+        persists[v] = persists[static_cast<std::size_t>(st.base)];
+      else if (!o.in_register)
+        keep_env_[v] = 1;
+    }
+  }
+  for (std::int32_t v : g_.outputs) keep_env_[static_cast<std::size_t>(v)] = 1;
+  for (std::size_t k = steps_.size(); k-- > 0;) {
+    const Step& st = steps_[k];
+    if (st.kind != Step::Kind::view || st.outs[0].fixed) continue;
+    const auto v = static_cast<std::size_t>(st.outs[0].value);
+    if (keep_env_[v] || !persists[v]) keep_env_[v] = keep_env_[static_cast<std::size_t>(st.base)] = 1;
+  }
+  ptr_.assign(nv, nullptr);
+  for (std::int32_t v : g_.constant_ids)
+    ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(env_[static_cast<std::size_t>(v)]->data());
+  for (const Step& st : steps_)
+    for (const Out& o : st.outs)
+      if (o.value >= 0 && o.fixed) ptr_[static_cast<std::size_t>(o.value)] = static_cast<char*>(o.fixed->data());
+  release_run_.assign(steps_.size(), {});
+  for (std::size_t k = 0; k < steps_.size(); ++k)
+    for (std::int32_t v : release_[k])
+      if (keep_env_[static_cast<std::size_t>(v)]) release_run_[k].push_back(v);
+}
+
 // The prepared output record of value v (an empty record for inputs, constants and values of
 // forward steps, whose bodies are made per run).
 const Program::Out& Program::out_of(std::int32_t v) const {
@@ -656,7 +887,7 @@ const Program::Out& Program::out_of(std::int32_t v) const {
 
 void Program::run_prepared() {
   using Kind = Step::Kind;
-  // The slot-backed bodies are borrowed into env_ (no atomic count each way): given up at their
+  // The slot-backed bodies env_ holds are borrowed (no atomic count each way): given up at their
   // release, and here for any still held when the run ends or a step throws.
   struct GiveBack {
     Program& p;
@@ -664,21 +895,36 @@ void Program::run_prepared() {
       for (std::int32_t v : p.fixed_values_) p.env_[static_cast<std::size_t>(v)].detach();
     }
   } give_back{*this};
+  for (std::int32_t v : g_.inputs)
+    ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(env_[static_cast<std::size_t>(v)]->data());
+  // The value a step defined: into env_ when something reads it there, and its first element.
+  auto define = [&](std::int32_t v, detail::ImplPtr&& body) {
+    ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(body->data());
+    env_[static_cast<std::size_t>(v)] = std::move(body);
+  };
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     Step& st = steps_[k];
     switch (st.kind) {
-      case Kind::forward:
+      case Kind::forward: {
         forward_step(k, true, true);
+        for (std::int32_t v : g_.nodes[k].out)
+          if (v >= 0 && env_[static_cast<std::size_t>(v)])
+            ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(env_[static_cast<std::size_t>(v)]->data());
         break;
+      }
       case Kind::kernel: {
+        if (st.fused >= 0) {  // a chain of maps: run as one loop at its first step
+          if (const Fusion& f = fusions_[static_cast<std::size_t>(st.fused)]; k == f.first) run_fused(f);
+          break;
+        }
         if (st.fixed_out) {  // the common small step: one slot-backed output
           char* p[1 + detail::kMaxKernelOperands];
           p[0] = st.fixed_out;
           for (int j = 0; j < st.n_operands; ++j)
-            p[1 + j] =
-                static_cast<char*>(env_[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j)])]->data());
+            p[1 + j] = ptr_[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j)])];
           st.fn(p);
-          env_[static_cast<std::size_t>(st.outs[0].value)] = detail::ImplPtr::borrow(st.outs[0].fixed.get());
+          if (const std::int32_t v = st.outs[0].value; keep_env_[static_cast<std::size_t>(v)])
+            env_[static_cast<std::size_t>(v)] = detail::ImplPtr::borrow(st.outs[0].fixed.get());
           break;
         }
         // Pointers: the outputs' buffers, then the operands' data.
@@ -687,7 +933,7 @@ void Program::run_prepared() {
         detail::ImplPtr buf[detail::kMaxKernelOutputs];
         for (int j = 0; j < st.n_operands; ++j)
           p[no + static_cast<std::size_t>(j)] =
-              static_cast<char*>(env_[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j)])]->data());
+              ptr_[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j)])];
         for (std::size_t j = 0; j < no; ++j) {
           const Out& o = st.outs[j];
           if (o.value < 0) {
@@ -707,26 +953,31 @@ void Program::run_prepared() {
         for (std::size_t j = 0; j < no; ++j) {
           const Out& o = st.outs[j];
           if (o.value < 0) continue;
-          detail::ImplPtr& y = env_[static_cast<std::size_t>(o.value)];
-          if (o.fixed)
-            y = detail::ImplPtr::borrow(o.fixed.get());
-          else
-            y = o.is_buffer ? std::move(buf[j])
-                            : body_over(buf[j]->storage, o.dtype, o.device, o.shape, o.strides, o.offset);
+          if (o.fixed) {
+            if (keep_env_[static_cast<std::size_t>(o.value)])
+              env_[static_cast<std::size_t>(o.value)] = detail::ImplPtr::borrow(o.fixed.get());
+          } else {
+            define(o.value, o.is_buffer ? std::move(buf[j])
+                                        : body_over(buf[j]->storage, o.dtype, o.device, o.shape, o.strides, o.offset));
+          }
         }
         break;
       }
       case Kind::view: {
         const Out& o = st.outs[0];
-        if (o.fixed)
-          env_[static_cast<std::size_t>(o.value)] = detail::ImplPtr::borrow(o.fixed.get());
-        else
-          env_[static_cast<std::size_t>(o.value)] =
-              view_over(*env_[static_cast<std::size_t>(st.base)], o.dtype, o.device, o.shape, o.strides, o.offset);
+        const auto v = static_cast<std::size_t>(o.value);
+        if (o.fixed) {
+          if (keep_env_[v]) env_[v] = detail::ImplPtr::borrow(o.fixed.get());
+        } else if (keep_env_[v]) {
+          define(o.value,
+                 view_over(*env_[static_cast<std::size_t>(st.base)], o.dtype, o.device, o.shape, o.strides, o.offset));
+        } else {  // read only by kernel steps, through its first element
+          ptr_[v] = ptr_[static_cast<std::size_t>(st.base)] + o.offset;
+        }
         break;
       }
     }
-    for (std::int32_t v : release_[k]) {
+    for (std::int32_t v : release_run_[k]) {
       detail::ImplPtr& e = env_[static_cast<std::size_t>(v)];
       if (borrowed_[static_cast<std::size_t>(v)])
         e.detach();
@@ -797,7 +1048,15 @@ std::string Program::str() const {
           << bytes_of(g_.values[static_cast<std::size_t>(v)]) << " B)";
     if (prepared_) {
       const Step& st = steps_[k];
-      if (st.kind == Step::Kind::kernel) {
+      if (st.kind == Step::Kind::kernel && st.fused >= 0) {
+        const Fusion& f = fusions_[static_cast<std::size_t>(st.fused)];
+        o << "  [kernel, fused " << f.first << ".." << f.last;
+        if (st.outs[0].in_register)
+          o << ", register";
+        else if (st.outs[0].slot >= 0)
+          o << ", slot " << st.outs[0].slot;
+        o << ']';
+      } else if (st.kind == Step::Kind::kernel) {
         o << "  [kernel";
         if (st.outs.size() == 1 && st.outs[0].slot >= 0) o << ", slot " << st.outs[0].slot;
         if (st.outs.size() > 1) {

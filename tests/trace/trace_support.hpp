@@ -1,8 +1,11 @@
 #pragma once
-// Shared helpers of the trace tests: bitwise comparison of tensors and results.
+// Shared helpers of the trace tests: bitwise comparison of tensors and results, and what a
+// prepared run allocates.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -10,6 +13,11 @@
 #include "tenax/tenax.hpp"
 
 namespace tenax::ttest {
+
+// Prints a program dump when TENAX_TEST_VERBOSE is set.
+inline void show(const std::string& s) {
+  if (std::getenv("TENAX_TEST_VERBOSE")) std::cout << s;
+}
 
 template <class T>
 void expect_bitwise(const Tensor<T>& a, const Tensor<T>& b, const std::string& what) {
@@ -50,6 +58,19 @@ void expect_compiled_matches_eager(const std::string& what, F f, std::tuple<Tens
   expect_bitwise(std::apply(prog, inputs), eager, what + ": prepared run");
   expect_bitwise(std::apply(prog, inputs), eager, what + ": second prepared run");
   expect_bitwise(compiled, eager, what + ": the first run's result after later runs");
+}
+
+// Runs a prepared program once with the allocator's statistics reset; checks that it made no
+// system allocation and no pool miss and took from the pool only its output (body and storage).
+template <class Run>
+auto expect_allocates_only_its_output(Run&& run) {
+  reset_allocator_stats();
+  auto y = run();
+  const auto st = allocator_stats();
+  EXPECT_EQ(st.system_allocs, 0);
+  EXPECT_EQ(st.pool_misses, 0);
+  EXPECT_LE(st.pool_hits, 2) << "a prepared run should allocate only its output (body and storage)";
+  return y;
 }
 
 }  // namespace tenax::ttest

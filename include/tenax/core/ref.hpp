@@ -36,6 +36,14 @@ class Ref {
     r.p_ = p;
     return r;
   }
+  // The first reference to an object just created that no other thread can see yet: the count is
+  // set by a plain store instead of an atomic increment (every new tensor body and storage).
+  static Ref adopt_new(T* p) {
+    Ref r;
+    r.p_ = p;
+    if (p) p->refs_.store(1, std::memory_order_relaxed);
+    return r;
+  }
   // Gives up the pointer without releasing a count (the end of a borrow).
   void detach() { p_ = nullptr; }
 
@@ -57,7 +65,7 @@ class Ref {
 
 template <class T, class... A>
 Ref<T> make_ref(A&&... a) {
-  return Ref<T>(T::create(std::forward<A>(a)...));
+  return Ref<T>::adopt_new(T::create(std::forward<A>(a)...));
 }
 
 }  // namespace tenax::detail

@@ -22,6 +22,9 @@ namespace tenax::detail {
 // Pointers of one kernel call: the output buffers' first elements ([0] for a one-output kernel;
 // nullptr for an output the op leaves undefined), then the operands' data().
 using KernelFn = std::function<void(char* const* ptrs)>;
+// A map's element loop (kernels/map.hpp, map_line): n elements from p (output first) with byte
+// steps s. A prepared program runs a chain of maps as one loop of such calls over blocks.
+using MapLineFn = std::function<void(char* const* p, const std::int64_t* s, std::int64_t n)>;
 
 inline constexpr int kMaxKernelOperands = 3;
 inline constexpr int kMaxKernelOutputs = 5;
@@ -35,6 +38,11 @@ struct KernelCapture {
   int n_outs = 0;
   std::array<ImplPtr, kMaxKernelOperands> operands{};
   int n_operands = 0;
+  // For a map (detail::map's CPU kernel) only: its element loop, the launch's shape and its byte
+  // strides over that shape (the output's first).
+  MapLineFn line;
+  Shape line_shape;
+  std::array<Strides, kMaxKernelOperands + 1> line_strides{};
 
   void record_n(KernelFn f, const TensorImpl* const* o, int no, const TensorImpl* const* in, int ni) {
     if (kernels++ != 0) return;
@@ -43,6 +51,13 @@ struct KernelCapture {
     for (int j = 0; j < no; ++j) outs[static_cast<std::size_t>(j)] = ImplPtr(const_cast<TensorImpl*>(o[j]));
     n_operands = ni;
     for (int j = 0; j < ni; ++j) operands[static_cast<std::size_t>(j)] = ImplPtr(const_cast<TensorImpl*>(in[j]));
+  }
+  // After record_n of the same kernel (so only for a step's first kernel).
+  void record_line(MapLineFn f, const Shape& shape, const Strides* strides, int n) {
+    if (kernels != 1) return;
+    line = std::move(f);
+    line_shape = shape;
+    for (int j = 0; j < n; ++j) line_strides[static_cast<std::size_t>(j)] = strides[j];
   }
   template <class... In>
   void record(KernelFn f, const TensorImpl* o, const In*... in) {

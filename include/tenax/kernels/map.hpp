@@ -138,29 +138,35 @@ void run_transposed_map_cpu(F f, const cpu::LoopNest<2>& nest, int d, std::array
   cpu::run_loops_sliced(outer, p, cpu::cut_dimension(outer, parts, [](int) { return true; }), parts, panel);
 }
 
+// n elements of out = f(in...) from q (output first) with byte steps s: the innermost loop of
+// every CPU map, and what a prepared program's fused chain of maps runs block by block.
+template <class Out, class F, class... In, std::size_t N = sizeof...(In) + 1>
+void map_line(const F& f, char* const* q, const std::int64_t* s, std::int64_t n) {
+  bool unit = s[0] == sizeof(Out);
+  std::size_t k = 1;
+  ((unit = unit && s[k++] == static_cast<std::int64_t>(sizeof(In))), ...);
+  if (unit) {
+    Out* o = reinterpret_cast<Out*>(q[0]);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      std::tuple<const In*...> ip{reinterpret_cast<const In*>(q[I + 1])...};
+      for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ip)[i]...);
+    }
+    (std::index_sequence_for<In...>{});
+  } else {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      for (std::int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(q[0] + i * s[0]) = f(*reinterpret_cast<const In*>(q[I + 1] + i * s[I + 1])...);
+    }
+    (std::index_sequence_for<In...>{});
+  }
+}
+
 // The CPU kernel of a map over a merged loop nest (operand 0 the output): what detail::map runs,
 // and what a prepared program's step runs later from the captured nest (kernels/capture.hpp).
 template <class Out, class F, class... In, std::size_t N = sizeof...(In) + 1>
 void run_map_cpu(F f, const cpu::LoopNest<N>& nest, std::array<char*, N> p) {
-  // n elements from q with byte steps s.
   auto run = [&](std::array<char*, N> q, const std::array<std::int64_t, N>& s, std::int64_t n) {
-    bool unit = s[0] == sizeof(Out);
-    std::size_t k = 1;
-    ((unit = unit && s[k++] == static_cast<std::int64_t>(sizeof(In))), ...);
-    if (unit) {
-      Out* o = reinterpret_cast<Out*>(q[0]);
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        std::tuple<const In*...> ip{reinterpret_cast<const In*>(q[I + 1])...};
-        for (std::int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ip)[i]...);
-      }
-      (std::index_sequence_for<In...>{});
-    } else {
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        for (std::int64_t i = 0; i < n; ++i)
-          *reinterpret_cast<Out*>(q[0] + i * s[0]) = f(*reinterpret_cast<const In*>(q[I + 1] + i * s[I + 1])...);
-      }
-      (std::index_sequence_for<In...>{});
-    }
+    map_line<Out, F, In...>(f, q.data(), s.data(), n);
   };
   // A nest of at most one dimension below the parallel threshold (the small steps of a prepared
   // program): that one run, without the drivers' checks.
@@ -201,7 +207,7 @@ template <class Out, class F, class... In>
 void cpu_map(const F& f, const MapLaunch<sizeof...(In) + 1>& l) {
   constexpr std::size_t N = sizeof...(In) + 1;
   const cpu::LoopNest<N> nest = cpu::merge_loops<N>(l.shape, l.strides);
-  if (KernelCapture* c = kernel_capture()) [[unlikely]]
+  if (KernelCapture* c = kernel_capture()) [[unlikely]] {
     c->record_n(
         [f, nest](char* const* ptrs) {
           std::array<char*, N> p;
@@ -209,6 +215,9 @@ void cpu_map(const F& f, const MapLaunch<sizeof...(In) + 1>& l) {
           run_map_cpu<Out, F, In...>(f, nest, p);
         },
         l.body.data(), 1, l.body.data() + 1, static_cast<int>(N - 1));
+    c->record_line([f](char* const* q, const std::int64_t* s, std::int64_t n) { map_line<Out, F, In...>(f, q, s, n); },
+                   l.shape, l.strides.data(), static_cast<int>(N));
+  }
   run_map_cpu<Out, F, In...>(f, nest, l.ptr);
 }
 

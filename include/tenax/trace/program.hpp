@@ -31,6 +31,9 @@
 //     view (dtype, shape, strides, offset relative to the base) without running the op;
 //   - forward: everything else (concat of integer tensors, device copies, zero-size outputs, any
 //     step on a GPU), which runs its op's forward as before.
+// Consecutive kernel steps that each ran one CPU map into a fresh buffer of one shape, reading
+// their operands in element order, are fused: one loop over blocks runs each step's element loop
+// in turn, values only the chain reads kept in block registers (Program::Fusion),
 // and builds a static memory plan: values are grouped by the storage they share (a buffer and the
 // views of it); a group that no program input, output or constant belongs to and whose buffer a
 // kernel step writes gets a slot (each output of a multi-output kernel is its own group), one buffer of the plan that
@@ -107,8 +110,9 @@ class Program {
     // that buffer (or a view of it)
     Shape buffer;
     bool is_buffer = true;
-    std::int32_t slot = -1;  // kernel: the plan's slot, or -1 (a pool buffer per run)
-    detail::ImplPtr fixed;   // the body when it is the same every run (slot-backed)
+    std::int32_t slot = -1;    // kernel: the plan's slot, or -1 (a pool buffer per run)
+    bool in_register = false;  // fused kernel: a value only its chain reads, kept in a block register
+    detail::ImplPtr fixed;     // the body when it is the same every run (slot-backed)
   };
   // One node as prepared by the first run.
   struct Step {
@@ -123,9 +127,33 @@ class Program {
     std::int32_t took = -1;     // elementwise kernel with slot: the operand whose slot it took over
     std::int32_t base = -1;     // view: the base value
     char* fixed_out = nullptr;  // kernel with one output, slot-backed: the buffer it writes
+    std::int32_t fused = -1;    // kernel: the chain of maps it runs in (fusions_), or -1
   };
-  const Out& out_of(std::int32_t v) const;  // the prepared output record of value v
-  void check_step(std::size_t k) const;     // anomaly mode
+  // A chain of consecutive map steps (first..last) over one shape, run as one loop over blocks of
+  // kFuseBlock elements: each map's element loop (KernelCapture::line) in step order on a block,
+  // with the values only the chain reads kept in registers (block-sized scratch) instead of
+  // buffers. Every element is computed by the same code on the same operands as in the steps'
+  // own kernels, so the results are bit-identical.
+  struct Fusion {
+    struct Operand {
+      std::int32_t value = -1;  // the value read or written (for a register: the value it holds)
+      std::int32_t reg = -1;    // its register, or -1: memory at ptr_[value], byte step `stride`
+      std::int64_t stride = 0;  // bytes per element: the element size, or 0 (a broadcast scalar)
+    };
+    struct Map {
+      detail::MapLineFn line;
+      int n = 0;  // operands, the output's first
+      std::array<Operand, detail::kMaxKernelOperands + 1> op{};
+    };
+    std::size_t first = 0, last = 0;
+    std::int64_t numel = 0;
+    int registers = 0;
+    std::vector<Map> maps;
+  };
+  static constexpr std::int64_t kFuseBlock = 256;  // elements per block
+  static constexpr int kFuseRegisters = 8;         // registers of kFuseBlock x 16 bytes (on the stack)
+  const Out& out_of(std::int32_t v) const;         // the prepared output record of value v
+  void check_step(std::size_t k) const;            // anomaly mode
   void forward_step(std::size_t k, bool in_place, bool borrowing = false);
   void run_forward(bool anomaly, bool in_place);
   void run_capture();
@@ -147,20 +175,34 @@ class Program {
   void offer_operand_body(std::size_t k, const Out& o, const Seen& at);
   void make_slot_storage(const std::vector<std::int64_t>& capacity);
   void make_fixed_bodies();
+  void plan_environment();
+  void fuse_maps(const std::vector<Seen>& seen);
+  bool fusible(std::size_t k, const Seen& at) const;
+  bool make_fusion(std::size_t first, std::size_t last, const std::vector<Seen>& seen);
+  void run_fused(const Fusion& f);
   bool inputs_match_plan() const;
   bool storage_distinct() const;
   Graph g_;
   std::vector<std::vector<std::int32_t>> release_;  // per node: values dead after it
   std::vector<std::int32_t> in_place_;              // per node: the input it may overwrite, or -1
   std::vector<detail::ImplPtr> env_;
-  std::vector<char> is_constant_;
+  std::vector<char> is_constant_, is_input_;
   std::vector<std::int64_t> def_, last_;  // per value: defining step, last reading step (-1: none)
   // The values whose body is the same every run (Out::fixed): a prepared run borrows it into env_
   // (Ref::borrow, no atomic count; the step's Out::fixed keeps it alive) and detaches it at its
   // release. borrowed_: per value, whether it is one.
   std::vector<std::int32_t> fixed_values_;
   std::vector<char> borrowed_;
-  std::vector<Step> steps_;             // per node, after the first run
+  // A prepared run reads operands through ptr_ (per value: its first element; fixed for constants
+  // and slot-backed values, set per run for the others when they are made) and puts a body into
+  // env_ only where something reads env_: a forward step's input, a program output, the base of a
+  // view made per run, or a value whose body is made per run. release_run_: per step, the values
+  // whose env_ entry it gives up (release_ less the slot-backed values env_ never holds).
+  std::vector<char*> ptr_;
+  std::vector<char> keep_env_;
+  std::vector<std::vector<std::int32_t>> release_run_;
+  std::vector<Step> steps_;  // per node, after the first run
+  std::vector<Fusion> fusions_;
   std::vector<detail::Storage> slots_;  // the static plan's buffers
   std::vector<Strides> input_strides_;  // the input layouts the plan was made for
   std::vector<char> shared_out_;        // per output: output_shared

@@ -169,11 +169,20 @@ class Compiled {
   explicit Compiled(const Traced<R, T...>& t) : prog_(std::make_shared<ir::Program>(t.graph())) {}
 
   // Makes the inputs contiguous and runs the program (which checks them against its signature).
+  // A contiguous input is passed as it is, borrowed (no reference count: the caller holds it).
   R operator()(const Tensor<T>&... x) const {
     TENAX_CHECK((... && x.defined()), "compiled", "an input is undefined");
-    const detail::ImplPtr ins[] = {x.contiguous().impl()...};
+    struct Inputs {
+      detail::ImplPtr p[sizeof...(T)];
+      bool borrowed[sizeof...(T)];
+      ~Inputs() {
+        for (std::size_t k = 0; k < sizeof...(T); ++k)
+          if (borrowed[k]) p[k].detach();
+      }
+    } ins{{(x.is_contiguous() ? detail::ImplPtr::borrow(x.impl().get()) : x.contiguous().impl())...},
+          {x.is_contiguous()...}};
     std::array<detail::ImplPtr, detail::Structure<R>::size> outs;
-    prog_->run(ins, sizeof...(T), outs.data());
+    prog_->run(ins.p, sizeof...(T), outs.data());
     // Outputs the program hands out every run or twice (Program::output_shared) become copies.
     std::array<char, detail::Structure<R>::size> shared{};
     bool any = false;
