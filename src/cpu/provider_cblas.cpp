@@ -1,4 +1,6 @@
 // The CBLAS/LAPACKE provider (OpenBLAS by default; reference LAPACK or MKL by TENAX_PROVIDER).
+#include <algorithm>
+#include <atomic>
 #include <complex>
 #include <utility>
 #define LAPACK_COMPLEX_CUSTOM
@@ -68,9 +70,51 @@ std::string provider_name() {
 #endif
 }
 
+// ---- The provider's threads per call ----------------------------------------------------------
+//
+// OpenBLAS (0.3.21) runs a call on all its threads above thresholds of its own, and at two threads
+// that is slower for mid-sized factorizations and costs tenax's pool the CPU its spinning threads
+// take. Measured on this machine kind (2 CPUs, one call at a time, us, t1 / t2):
+//   gemm n = 64: 7.6 / 7.5; 128: 78 / 57; 256: 550 / 318; 512: 4202 / 2114
+//   getrf n = 128: 96 / 112; 256: 505 / 525; 512: 3184 / 2920; 1024: 19234 / 16035
+//   potrf n = 64: 7.8 / 26.2; 256: 223 / 298; 512: 1462 / 1329; 1024: 9344 / 7049
+// So a call gets the budget's threads when its work passes the threshold of its kind (BLAS-3:
+// m n k >= 128^3; LAPACK factorizations and eigen/singular solvers: >= 512^3), and one thread
+// otherwise, and always inside one of tenax's parallel regions (its batches are split over the
+// pool already). The count changes only when the decision does (openblas_set_num_threads: a
+// few ns). Concurrent calls from several user threads may see each other's setting: that costs
+// speed, never correctness. With the provider pinned by its own environment variables, tenax
+// never sets its count (budget 0 here).
+bool in_parallel_region();  // kernels/parallel.hpp (whose cpu::detail would hide tenax::detail here)
+namespace {
+std::atomic<int> provider_budget{0};  // the count tenax gave the provider, 0: left to its environment
+std::atomic<int> provider_now{0};     // the count last set
+constexpr double kBlas3ThreadWork = 128.0 * 128.0 * 128.0;
+constexpr double kLapackThreadWork = 512.0 * 512.0 * 512.0;
+
+// Sets the provider's threads for a call of `work` (a flop-like product of its dimensions).
+void threads_for(double work, double threshold) {
+#if defined(TENAX_PROVIDER_OPENBLAS)
+  const int budget = provider_budget.load(std::memory_order_relaxed);
+  if (budget <= 1) return;
+  const int want = work >= threshold && !in_parallel_region() ? budget : 1;
+  if (provider_now.load(std::memory_order_relaxed) == want) return;
+  openblas_set_num_threads(want);
+  provider_now.store(want, std::memory_order_relaxed);
+#else
+  (void)work, (void)threshold;
+#endif
+}
+double dims(std::int64_t a, std::int64_t b, std::int64_t c) {
+  return static_cast<double>(a) * static_cast<double>(b) * static_cast<double>(c);
+}
+}  // namespace
+
 void set_provider_threads(int n) {
 #if defined(TENAX_PROVIDER_OPENBLAS)
   openblas_set_num_threads(n);
+  provider_budget.store(n, std::memory_order_relaxed);
+  provider_now.store(n, std::memory_order_relaxed);
 #elif defined(TENAX_PROVIDER_MKL)
   MKL_Set_Num_Threads(n);
 #else
@@ -80,6 +124,7 @@ void set_provider_threads(int n) {
 
 int provider_threads() {
 #if defined(TENAX_PROVIDER_OPENBLAS)
+  if (const int b = provider_budget.load(std::memory_order_relaxed); b > 0) return b;
   return openblas_get_num_threads();
 #elif defined(TENAX_PROVIDER_MKL)
   return MKL_Get_Max_Threads();
@@ -88,30 +133,41 @@ int provider_threads() {
 #endif
 }
 
+int provider_call_threads() {
+#if defined(TENAX_PROVIDER_OPENBLAS)
+  if (provider_budget.load(std::memory_order_relaxed) > 0) return provider_now.load(std::memory_order_relaxed);
+#endif
+  return -1;
+}
+
 // ---- BLAS ------------------------------------------------------------------------------------
 
 template <>
 void gemm<float>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,
                  std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C, std::int64_t ldc) {
   count_call(Routine::gemm);
+  threads_for(dims(m, n, k), kBlas3ThreadWork);
   cblas_sgemm(CblasColMajor, cblas_trans(ta), cblas_trans(tb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 template <>
 void gemm<double>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* A,
                   std::int64_t lda, const double* B, std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
   count_call(Routine::gemm);
+  threads_for(dims(m, n, k), kBlas3ThreadWork);
   cblas_dgemm(CblasColMajor, cblas_trans(ta), cblas_trans(tb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 template <>
 void gemm<c64>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, c64 alpha, const c64* A,
                std::int64_t lda, const c64* B, std::int64_t ldb, c64 beta, c64* C, std::int64_t ldc) {
   count_call(Routine::gemm);
+  threads_for(dims(m, n, k), kBlas3ThreadWork);
   cblas_cgemm(CblasColMajor, cblas_trans(ta), cblas_trans(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 template <>
 void gemm<c128>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, c128 alpha, const c128* A,
                 std::int64_t lda, const c128* B, std::int64_t ldb, c128 beta, c128* C, std::int64_t ldc) {
   count_call(Routine::gemm);
+  threads_for(dims(m, n, k), kBlas3ThreadWork);
   cblas_zgemm(CblasColMajor, cblas_trans(ta), cblas_trans(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
 
@@ -147,6 +203,7 @@ void checked_trsm(Side side, Uplo uplo, Trans trans, Diag diag, std::int64_t m, 
                std::int64_t lda, T* B, std::int64_t ldb) {                                                        \
     count_call(Routine::NAME);                                                                                    \
     if (m == 0 || n == 0) return;                                                                                 \
+    threads_for(dims(m, n, side == Side::Left ? m : n), kBlas3ThreadWork);                                        \
     call(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);                                                   \
   }
 TENAX_TRIANGULAR(trsm, float, checked_trsm<float>)
@@ -165,6 +222,7 @@ TENAX_TRIANGULAR(trmm, c128, trmm_call)
   template <>                                                                                 \
   int NAME<T>(std::int64_t m, std::int64_t n, T * A, std::int64_t lda, std::int32_t * ipiv) { \
     count_call(Routine::getrf);                                                               \
+    threads_for(dims(m, n, std::min(m, n)), kLapackThreadWork);                               \
     if (m == 0 || n == 0) return 0;                                                           \
     return checked(#NAME, fn(LAPACK_COL_MAJOR, m, n, A, lda, ipiv));                          \
   }
@@ -256,6 +314,7 @@ void getrs_by_steps(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU,
   int getrs<T>(Trans trans, std::int64_t n, std::int64_t nrhs, const T* LU, std::int64_t lda,                \
                const std::int32_t* ipiv, T* B, std::int64_t ldb) {                                           \
     count_call(Routine::getrs);                                                                              \
+    threads_for(dims(n, n, nrhs), kBlas3ThreadWork);                                                         \
     if (n == 0 || nrhs == 0) return 0;                                                                       \
     if (small_getrs(n, nrhs, lda, ldb) || has_tiny_diagonal(n, LU, lda)) {                                   \
       getrs_by_steps(trans, n, nrhs, LU, lda, ipiv, B, ldb);                                                 \
@@ -273,6 +332,7 @@ TENAX_GETRS(c128, LAPACKE_zgetrs_work)
   template <>                                                                          \
   int potrf<T>(Uplo uplo, std::int64_t n, T * A, std::int64_t lda) {                   \
     count_call(Routine::potrf);                                                        \
+    threads_for(dims(n, n, n), kLapackThreadWork);                                     \
     if (n == 0) return 0;                                                              \
     return checked("potrf", fn(LAPACK_COL_MAJOR, static_cast<char>(uplo), n, A, lda)); \
   }
@@ -286,6 +346,7 @@ TENAX_POTRF(c128, LAPACKE_zpotrf_work)
   template <>                                                                                              \
   int geqrf<T>(std::int64_t m, std::int64_t n, T * A, std::int64_t lda, T * tau) {                         \
     count_call(Routine::geqrf);                                                                            \
+    threads_for(dims(m, n, std::min(m, n)), kLapackThreadWork);                                            \
     if (m == 0 || n == 0) return 0;                                                                        \
     const WorkSizes w = cached_work({static_cast<int>(Routine::geqrf), type_tag<T>(), m, n, lda, 0}, [&] { \
       T q{};                                                                                               \
@@ -305,6 +366,7 @@ TENAX_GEQRF(c128, LAPACKE_zgeqrf_work)
   template <>                                                                                              \
   int orgqr<T>(std::int64_t m, std::int64_t n, std::int64_t k, T * A, std::int64_t lda, const T* tau) {    \
     count_call(Routine::orgqr);                                                                            \
+    threads_for(dims(m, n, k), kLapackThreadWork);                                                         \
     if (m == 0 || n == 0) return 0;                                                                        \
     const WorkSizes w = cached_work({static_cast<int>(Routine::orgqr), type_tag<T>(), m, n, k, lda}, [&] { \
       T q{};                                                                                               \
@@ -333,6 +395,7 @@ constexpr std::int64_t kSmallEigenSyevd = is_complex_v<T> ? 24 : 32;
   template <>                                                                                                     \
   int syevd<T>(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda, T* w) {                           \
     count_call(Routine::syevd);                                                                                   \
+    threads_for(dims(n, n, n), kLapackThreadWork);                                                                \
     if (n == 0) return 0;                                                                                         \
     if (vectors && n <= kSmallEigenSyevd<T>) return eigen_syevd<T>(vectors, uplo, n, A, lda, w);                  \
     const char jobz = vectors ? 'V' : 'N', up = static_cast<char>(uplo);                                          \
@@ -354,6 +417,7 @@ TENAX_SYEVD_REAL(double, LAPACKE_dsyevd_work)
   template <>                                                                                                   \
   int syevd<T>(bool vectors, Uplo uplo, std::int64_t n, T* A, std::int64_t lda, R* w) {                         \
     count_call(Routine::syevd);                                                                                 \
+    threads_for(dims(n, n, n), kLapackThreadWork);                                                              \
     if (n == 0) return 0;                                                                                       \
     if (vectors && n <= kSmallEigenSyevd<T>) return eigen_syevd<T>(vectors, uplo, n, A, lda, w);                \
     const char jobz = vectors ? 'V' : 'N', up = static_cast<char>(uplo);                                        \
@@ -389,6 +453,7 @@ constexpr bool small_jacobi_svd(std::int64_t m, std::int64_t n) {
   int gesdd<T>(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, T* s, T* U, std::int64_t ldu, T* VT, \
                std::int64_t ldvt) {                                                                                    \
     count_call(Routine::gesdd);                                                                                        \
+    threads_for(dims(m, n, std::min(m, n)), kLapackThreadWork);                                                        \
     if (m == 0 || n == 0) return 0;                                                                                    \
     if (small_jacobi_svd<T>(m, n)) return eigen_small_gesdd<T>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);               \
     const std::int64_t mn = std::min(m, n);                                                                            \
@@ -411,6 +476,7 @@ TENAX_GESDD_REAL(double, LAPACKE_dgesdd_work)
   int gesdd<T>(char jobz, std::int64_t m, std::int64_t n, T* A, std::int64_t lda, R* s, T* U, std::int64_t ldu, T* VT, \
                std::int64_t ldvt) {                                                                                    \
     count_call(Routine::gesdd);                                                                                        \
+    threads_for(dims(m, n, std::min(m, n)), kLapackThreadWork);                                                        \
     if (m == 0 || n == 0) return 0;                                                                                    \
     if (small_jacobi_svd<T>(m, n)) return eigen_small_gesdd<T>(jobz, m, n, A, lda, s, U, ldu, VT, ldvt);               \
     const std::int64_t mn = std::min(m, n), mx = std::max(m, n);                                                       \
@@ -437,6 +503,7 @@ TENAX_GESDD_CPLX(c128, double, LAPACKE_zgesdd_work)
   int geev<T>(bool vectors, std::int64_t n, T* A, std::int64_t lda, std::complex<T>* w, std::complex<T>* V,            \
               std::int64_t ldv) {                                                                                      \
     count_call(Routine::geev);                                                                                         \
+    threads_for(dims(n, n, n), kLapackThreadWork);                                                                     \
     if (n == 0) return 0;                                                                                              \
     const char jobvr = vectors ? 'V' : 'N';                                                                            \
     const std::int64_t ldvr = vectors ? n : 1;                                                                         \
@@ -462,6 +529,7 @@ TENAX_GEEV_REAL(double, LAPACKE_dgeev_work)
   template <>                                                                                                      \
   int geev<T>(bool vectors, std::int64_t n, T* A, std::int64_t lda, T* w, T* V, std::int64_t ldv) {                \
     count_call(Routine::geev);                                                                                     \
+    threads_for(dims(n, n, n), kLapackThreadWork);                                                                 \
     if (n == 0) return 0;                                                                                          \
     const char jobvr = vectors ? 'V' : 'N';                                                                        \
     T dummy{};                                                                                                     \

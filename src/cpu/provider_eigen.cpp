@@ -194,6 +194,7 @@ std::string provider_name() {
 // Eigen threads its products only when built with OpenMP; otherwise nbThreads() is 1.
 void set_provider_threads(int n) { Eigen::setNbThreads(n); }
 int provider_threads() { return Eigen::nbThreads(); }
+int provider_call_threads() { return -1; }
 
 template <>
 void gemm<float>(Trans ta, Trans tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* A,

@@ -140,6 +140,30 @@ TEST(Threads, BudgetIsPositiveAndSettable) {
   EXPECT_EQ(tx::num_threads(), 3);
 }
 
+TEST(Threads, ProviderThreadsFollowEachCallsSize) {
+  // With OpenBLAS, a small call runs on one provider thread and a large one on the budget's; the
+  // budget is what thread_info reports. Other providers keep one count (-1 here).
+  BudgetGuard g;
+  tx::set_num_threads(2);
+  const T small = sample({16, 16}, 1), large = sample({192, 192}, 2);
+  const T ys = tx::matmul(small, small);
+  const int after_small = tx::cpu::provider_call_threads();
+  const T yl = tx::matmul(large, large);
+  const int after_large = tx::cpu::provider_call_threads();
+  if (tx::thread_info().provider_pinned || after_small < 0) {
+    EXPECT_EQ(after_small, -1);
+    EXPECT_EQ(after_large, -1);
+  } else {
+    EXPECT_EQ(after_small, 1);
+    EXPECT_EQ(after_large, 2);
+    EXPECT_EQ(tx::thread_info().provider_threads, 2);
+  }
+  // Both agree with one thread, bit for bit.
+  tx::set_num_threads(1);
+  EXPECT_EQ(bits(tx::matmul(small, small)), bits(ys));
+  EXPECT_EQ(bits(tx::matmul(large, large)), bits(yl));
+}
+
 TEST(Threads, ElementwiseAndCopiesAreThreadCountInvariant) {
   const T a = sample({301, 257}, 1), b = sample({301, 1}, 2), c = sample({1, 257}, 3);
   expect_thread_count_invariant("elementwise", [&] {

@@ -49,6 +49,11 @@ std::string provider_name();
 // provider_threads() when the provider has no thread setting (reference LAPACK).
 void set_provider_threads(int n);
 int provider_threads();
+// The thread count tenax gave the provider's last call (OpenBLAS: one thread below a size per
+// routine, or inside tenax's parallel regions; the budget above it; provider_cblas.cpp), or -1
+// where the provider keeps one count for every call (Eigen, MKL, reference LAPACK, or OpenBLAS
+// pinned by its own environment variables).
+int provider_call_threads();
 
 // All dimensions are checked by the caller to fit the provider's integer type. T is float,
 // double, std::complex<float> or std::complex<double>; column-major storage throughout.
