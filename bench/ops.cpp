@@ -7,6 +7,9 @@
 //                   64 provider gemm calls of 64 x 64 x 64 on the same memory (mode floor)
 //   softmax         forward + backward of sum(softmax(x) * w) over the contiguous axis, 1000 x 1000
 //   logsumexp       forward + backward of sum(logsumexp(x)) over the contiguous axis, 1000 x 1000
+//   gelu            forward of the tanh GELU, 0.5 x (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2 / pi),
+//                   on 1000 x 1000: nine elementwise ops, which compile fuses into one loop; its
+//                   floor row: one hand loop doing the same nine operations per element (mode floor)
 // Inputs: data(shape, seed) of shared BENCHMARKS.md (bench/large_ad_cases.hpp). Every row reads the
 // same memory as the references: the row-major array of shape (a, b, c) is tenax's column-major
 // tensor of shape (c, b, a), so tenax's einsum specs have each term's letters reversed
@@ -201,6 +204,61 @@ void einsum_bmm_floor(benchmark::State& state) {
   }
 }
 
+// ---- gelu: a chain of maps ---------------------------------------------------------------------
+
+constexpr double kGeluC = 0.7978845608028654;  // sqrt(2 / pi)
+
+// The nine ops in the order the floor loop does them per element.
+T gelu(const T& x) {
+  const T cube = x * x * x;
+  return x * 0.5 * (tenax::tanh((x + cube * 0.044715) * kGeluC) + 1.0);
+}
+
+std::vector<double> gelu_floor(const std::vector<double>& x) {
+  std::vector<double> y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], cube = v * v * v;
+    y[i] = v * 0.5 * (std::tanh((v + cube * 0.044715) * kGeluC) + 1.0);
+  }
+  return y;
+}
+
+T gelu_input() { return T::from_col_major({kRows, kRows}, data(kRows, kRows, 1)); }
+
+// eager, compiled and the floor loop agree bit for bit (the same operations in the same order).
+std::string gelu_check() {
+  static const std::string msg = [] {
+    const T x = gelu_input();
+    const T eager = gelu(x);
+    const auto prog = tenax::compile(gelu, x);
+    if (!same_bits(prog(x), eager) || !same_bits(prog(x), eager))
+      return std::string("gelu: compiled differs from eager");
+    const T floor = T::from_col_major({kRows, kRows}, gelu_floor(x.contiguous().to_vector()));
+    return same_bits(floor, eager) ? std::string() : std::string("gelu: the floor loop differs from eager");
+  }();
+  return msg;
+}
+
+void gelu_row(benchmark::State& state, int mode) {  // 0 eager, 1 compiled, 2 floor
+  if (const std::string err = gelu_check(); !err.empty()) {
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  const T x = gelu_input();
+  const auto prog = tenax::compile(gelu, x);
+  T out = prog(x);
+  const std::vector<double> xv = x.contiguous().to_vector();
+  for (auto _ : state) {
+    if (mode == 2) {
+      const std::vector<double> y = gelu_floor(xv);
+      benchmark::DoNotOptimize(y.data());
+    } else {
+      out = mode == 1 ? prog(x) : gelu(x);
+      benchmark::DoNotOptimize(out.impl().get());
+    }
+  }
+}
+
 // ---- softmax and logsumexp ------------------------------------------------------------------------
 
 // The loss of a case: sum(softmax(x) * w) or sum(logsumexp(x)), over dim 0 (the references' last
@@ -286,6 +344,10 @@ const bool registered = [] {
     configure_row(benchmark::RegisterBenchmark((base + "eager").c_str(), reduction_row, softmax, false));
     configure_row(benchmark::RegisterBenchmark((base + "compiled").c_str(), reduction_row, softmax, true));
   }
+  const std::string gelu_base = "ops/gelu/f64/" + sq + "/";
+  const char* gelu_modes[] = {"eager", "compiled", "floor"};
+  for (int mode = 0; mode < 3; ++mode)
+    configure_row(benchmark::RegisterBenchmark((gelu_base + gelu_modes[mode]).c_str(), gelu_row, mode));
   return true;
 }();
 

@@ -14,7 +14,7 @@ Rows (mode = the framework, or <framework>_<mode> where the C++ row has a mode o
     jvp_vjp/<case>_{jvp,vjp}/f64/<n>x<n>/{pytorch,jax}
     overhead/chain100/f64/1/{pytorch,jax}_{recorded,unrecorded}
     mlp/train/f64/<shape>/{pytorch,jax}              the whole SGD training
-    ops/<case>/f64/<shape>/{pytorch,jax}             einsum forward; softmax, logsumexp fwd + bwd
+    ops/<case>/f64/<shape>/{pytorch,jax}             einsum forward; softmax, logsumexp fwd + bwd; gelu forward
 
 jvp_vjp rows follow jvp_vjp_cases.hpp and ref_libtorch/jvp_vjp_torch.cpp exactly: each case is a
 scalar loss of A alone (qr: sum(Q) + sum(R), A = well(n, 1); eigh: sum(w) + sum(V), A = spd(n, 1),
@@ -1010,6 +1010,13 @@ OPS_N, OPS_ROWS = 64, 1000
 OPS_EINSUM = {"einsum_network": ("ijk,jl,lkm->im", [(OPS_N,) * 3, (OPS_N,) * 2, (OPS_N,) * 3]),
               "einsum_bmm": ("bij,bjk->bik", [(OPS_N,) * 3, (OPS_N,) * 3])}
 OPS_REDUCTIONS = ("softmax", "logsumexp")
+GELU_C = 0.7978845608028654  # sqrt(2 / pi)
+
+
+def gelu_ops(x, tanh):
+    """The tanh GELU by the nine elementwise ops of bench/ops.cpp, in its order."""
+    cube = x * x * x
+    return x * 0.5 * (tanh((x + cube * 0.044715) * GELU_C) + 1.0)
 
 
 def ops_einsum_inputs(case):
@@ -1034,7 +1041,9 @@ class OpsRow(Bench):
     einsum_bmm: the forward einsum (torch.einsum; jnp.einsum jitted, compiled outside the timing),
     checked against numpy.einsum. softmax and logsumexp: the loss (sum(softmax(x) * w), sum(logsumexp(x)),
     over the last axis of x = data((1000, 1000), 1), w = data((1000, 1000), 2)) and its gradient
-    (torch.autograd.grad; jax.jit of jax.value_and_grad), checked against numpy closed forms."""
+    (torch.autograd.grad; jax.jit of jax.value_and_grad), checked against numpy closed forms. gelu:
+    the nine elementwise ops of gelu_ops on x (PyTorch eager under no_grad, one kernel per op; JAX
+    jitted, which XLA fuses), checked against numpy."""
 
     def __init__(self, name, fw, case):
         super().__init__(name, fw)
@@ -1070,6 +1079,35 @@ class OpsRow(Bench):
                 got = read()
                 err = rel_diff(got.reshape(got.shape[0], -1), want.reshape(want.shape[0], -1), False)
                 return "" if err <= 1e-12 else f"{self.fw}: einsum differs from numpy by {num(err)} (relative)"
+
+            return step, verify
+        if self.case == "gelu":
+            x = data(OPS_ROWS, OPS_ROWS, 1)
+            want = gelu_ops(x, np.tanh)
+            if self.fw == "pytorch":
+                tx = torch.from_numpy(x.copy())
+
+                def step():
+                    with torch.no_grad():
+                        last["out"] = gelu_ops(tx, torch.tanh)
+
+                def read():
+                    return last["out"].numpy()
+
+            else:
+                jx = jnp.asarray(x)
+                f = jax.jit(lambda v: gelu_ops(v, jnp.tanh))
+                jax.block_until_ready(f(jx))  # compile outside the timing
+
+                def step():
+                    last["out"] = jax.block_until_ready(f(jx))
+
+                def read():
+                    return np.asarray(last["out"])
+
+            def verify():
+                err = float(np.max(np.abs(read() - want)))
+                return "" if err <= 1e-12 else f"{self.fw}: gelu differs from numpy's by {num(err)} (max abs)"
 
             return step, verify
         x, w = data(OPS_ROWS, OPS_ROWS, 1), data(OPS_ROWS, OPS_ROWS, 2)
@@ -1267,7 +1305,7 @@ def all_rows(suites, frameworks):
         if "ops" in suites:
             for case in OPS_EINSUM:
                 rows.append(OpsRow(f"ops/{case}/f64/{OPS_N}x{OPS_N}x{OPS_N}/{fw}", fw, case))
-            for case in OPS_REDUCTIONS:
+            for case in OPS_REDUCTIONS + ("gelu",):
                 rows.append(OpsRow(f"ops/{case}/f64/{OPS_ROWS}x{OPS_ROWS}/{fw}", fw, case))
         if "gpu_linalg_ad" in suites:
             for case in JVP_VJP_CASES:
