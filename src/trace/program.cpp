@@ -536,7 +536,7 @@ Program::Groups Program::group_values() const {
   for (const Fusion& f : fusions_)
     for (const Fusion::Map& m : f.maps)
       for (int j = 0; j < m.n; ++j)
-        if (const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)]; u.reg < 0)
+        if (const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)]; u.reg < 0 || u.gather)
           if (const std::int32_t gk = group[static_cast<std::size_t>(u.value)]; gk >= 0)
             groups.last[static_cast<std::size_t>(gk)] =
                 std::max(groups.last[static_cast<std::size_t>(gk)], static_cast<std::int64_t>(f.last));
@@ -681,31 +681,78 @@ void Program::make_fixed_bodies() {
   }
 }
 
+namespace {
+
+// Whether byte strides over `shape` walk its elements in order, es bytes apart.
+bool in_element_order(const Shape& shape, const Strides& strides, std::int64_t es) {
+  for (int d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (strides[d] != es) return false;
+    es *= shape[d];
+  }
+  return true;
+}
+
+// Copies elements [b, b + n) of a strided operand (element order over `shape`, byte strides
+// `strides`, first element at `base`) into dst: runs along dimension 0, then the next index.
+template <class E>
+void gather_runs(const Shape& shape, const Strides& strides, const char* base, std::int64_t b, std::int64_t n, E* dst) {
+  std::int64_t idx[kMaxRank] = {};
+  std::int64_t off = 0, rest = b;
+  for (int d = 0; d < shape.size(); ++d) {
+    idx[d] = rest % shape[d];
+    rest /= shape[d];
+    off += idx[d] * strides[d];
+  }
+  const std::int64_t s0 = shape.size() > 0 ? strides[0] : 0, e0 = shape.size() > 0 ? shape[0] : 1;
+  for (std::int64_t i = 0; i < n;) {
+    const std::int64_t run = std::min(n - i, e0 - idx[0]);
+    const char* q = base + off;
+    for (std::int64_t r = 0; r < run; ++r) dst[i + r] = *reinterpret_cast<const E*>(q + r * s0);
+    i += run;
+    off += run * s0;
+    idx[0] += run;
+    for (int d = 0; d + 1 < shape.size() && idx[d] == shape[d]; ++d) {  // carry
+      off -= shape[d] * strides[d];
+      idx[d] = 0;
+      ++idx[d + 1];
+      off += strides[d + 1];
+    }
+  }
+}
+
+struct Bytes16 {
+  std::uint64_t lo, hi;
+};
+
+void gather(const Shape& shape, const Strides& strides, std::int64_t es, const char* base, std::int64_t b,
+            std::int64_t n, char* dst) {
+  switch (es) {
+    case 1:
+      return gather_runs(shape, strides, base, b, n, reinterpret_cast<std::uint8_t*>(dst));
+    case 2:
+      return gather_runs(shape, strides, base, b, n, reinterpret_cast<std::uint16_t*>(dst));
+    case 4:
+      return gather_runs(shape, strides, base, b, n, reinterpret_cast<std::uint32_t*>(dst));
+    case 8:
+      return gather_runs(shape, strides, base, b, n, reinterpret_cast<std::uint64_t*>(dst));
+    default:
+      return gather_runs(shape, strides, base, b, n, reinterpret_cast<Bytes16*>(dst));
+  }
+}
+
+}  // namespace
+
 // Whether step k may join a chain of maps: a kernel step that ran one CPU map (an elementwise op,
-// a cast or copy) into a fresh buffer of the map's shape, each of whose operands it reads in
-// element order, either contiguously or as one element (a broadcast scalar).
+// a cast or copy) into a fresh buffer of the map's shape. Its operands may have any layout: one not
+// read in element order is gathered block by block (Fusion::Operand::gather).
 bool Program::fusible(std::size_t k, const Seen& at) const {
   const Step& st = steps_[k];
   const detail::KernelCapture& c = at.kernel;
   if (st.kind != Step::Kind::kernel || st.outs.size() != 1 || !c.line) return false;
   const Out& o = st.outs[0];
-  if (o.value < 0 || !o.is_buffer || !o.device.is_cpu() || o.shape != c.line_shape || numel_of(o.shape) == 0)
-    return false;
-  for (int j = 0; j <= st.n_operands; ++j) {
-    const Strides& sj = c.line_strides[static_cast<std::size_t>(j)];
-    const DType dt =
-        j == 0 ? o.dtype : g_.values[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j - 1)])].dtype;
-    std::int64_t step = static_cast<std::int64_t>(dtype_size(dt));
-    bool contiguous = true, scalar = j > 0;
-    for (int d = 0; d < o.shape.size(); ++d) {
-      if (o.shape[d] == 1) continue;
-      contiguous = contiguous && sj[d] == step;
-      scalar = scalar && sj[d] == 0;
-      step *= o.shape[d];
-    }
-    if (!contiguous && !scalar) return false;
-  }
-  return true;
+  return o.value >= 0 && o.is_buffer && o.device.is_cpu() && o.shape == c.line_shape && numel_of(o.shape) > 0 &&
+         in_element_order(o.shape, c.line_strides[0], static_cast<std::int64_t>(dtype_size(o.dtype)));
 }
 
 // Chains of consecutive fusible steps of one shape, each as long as its registers allow.
@@ -733,9 +780,19 @@ bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector
   Fusion f;
   f.first = first;
   f.last = last;
-  f.numel = numel_of(steps_[first].outs[0].shape);
+  f.shape = steps_[first].outs[0].shape;
+  f.numel = numel_of(f.shape);
   std::unordered_map<std::int32_t, std::int32_t> reg_of;
   std::vector<std::int32_t> free_regs;
+  auto take_register = [&]() -> std::int32_t {
+    if (free_regs.empty()) {
+      if (f.registers == kFuseRegisters) return -1;
+      return f.registers++;
+    }
+    const std::int32_t r = free_regs.back();
+    free_regs.pop_back();
+    return r;
+  };
   auto size_of = [&](std::int32_t v) {
     return static_cast<std::int64_t>(dtype_size(g_.values[static_cast<std::size_t>(v)].dtype));
   };
@@ -748,30 +805,28 @@ bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector
     for (int j = 0; j < st.n_operands; ++j) {
       Fusion::Operand& u = m.op[static_cast<std::size_t>(j + 1)];
       u.value = st.operands[static_cast<std::size_t>(j)];
-      const auto r = reg_of.find(u.value);
-      u.reg = r == reg_of.end() ? -1 : r->second;
-      bool scalar = u.reg < 0;
-      for (int d = 0; d < st.outs[0].shape.size(); ++d)
-        scalar = scalar && (st.outs[0].shape[d] == 1 || c.line_strides[static_cast<std::size_t>(j + 1)][d] == 0);
-      u.stride = scalar ? 0 : size_of(u.value);
+      u.stride = size_of(u.value);
+      if (const auto r = reg_of.find(u.value); r != reg_of.end()) {
+        u.reg = r->second;
+      } else if (const Strides& sj = c.line_strides[static_cast<std::size_t>(j + 1)];
+                 !in_element_order(f.shape, sj, u.stride)) {
+        u.gather = true;
+        u.strides = sj;
+        if ((u.reg = take_register()) < 0) return false;
+      }
     }
     Fusion::Operand& y = m.op[0];
     y.value = st.outs[0].value;
     y.stride = size_of(y.value);
     const bool output = std::find(g_.outputs.begin(), g_.outputs.end(), y.value) != g_.outputs.end();
     if (!output && last_[static_cast<std::size_t>(y.value)] <= static_cast<std::int64_t>(last)) {
-      if (free_regs.empty()) {
-        if (f.registers == kFuseRegisters) return false;
-        free_regs.push_back(f.registers++);
-      }
-      y.reg = free_regs.back();
-      free_regs.pop_back();
+      if ((y.reg = take_register()) < 0) return false;
       reg_of[y.value] = y.reg;
     }
-    // Registers whose value this step reads last are free for the next steps.
+    // Gather registers, and registers whose value this step reads last, are free for the next steps.
     for (int j = 1; j < m.n; ++j)
       if (const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)];
-          u.reg >= 0 && last_[static_cast<std::size_t>(u.value)] == static_cast<std::int64_t>(k) &&
+          u.reg >= 0 && (u.gather || last_[static_cast<std::size_t>(u.value)] == static_cast<std::int64_t>(k)) &&
           std::find(free_regs.begin(), free_regs.end(), u.reg) == free_regs.end())
         free_regs.push_back(u.reg);
     f.maps.push_back(std::move(m));
@@ -811,6 +866,7 @@ void Program::run_fused(const Fusion& f) {
       for (const Fusion::Map& m : f.maps) {
         for (int j = 0; j < m.n; ++j) {
           const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)];
+          if (u.gather) gather(f.shape, u.strides, u.stride, ptr_[static_cast<std::size_t>(u.value)], b, n, reg[u.reg]);
           p[j] = u.reg >= 0 ? reg[u.reg] : ptr_[static_cast<std::size_t>(u.value)] + b * u.stride;
           s[j] = u.stride;
         }

@@ -135,14 +135,26 @@ TEST(TraceFusion, APreparedFusedRunAllocatesOnlyItsOutput) {
   expect_bitwise(y, f(x), "fused chain");
 }
 
-TEST(TraceFusion, BroadcastOperandsEndAChain) {
-  // A row vector broadcast over columns is not read in element order: that add runs as its own
-  // kernel, and the maps on either side of it fuse.
-  auto f = [](const Tensor<double>& x, const Tensor<double>& r) { return tx::relu(tx::exp(x * 0.5) * 2.0 + r) - 1.0; };
-  const auto x = Tensor<double>::randn({20, 9}, 10), r = Tensor<double>::randn({1, 9}, 11);
-  const std::string dump = check_runs(f, x, r);
+TEST(TraceFusion, OperandsOfAnyLayoutAreGathered) {
+  // A row broadcast over columns, a column broadcast over rows, a transposed input and a complex
+  // row (16-byte elements) are not read in element order: each block gathers them into a register
+  // first, and the whole chain is one loop.
+  auto f = [](const Tensor<double>& x, const Tensor<double>& r, const Tensor<double>& c, const Tensor<double>& t) {
+    return tx::relu(tx::exp(x * 0.5) * 2.0 + r) * c - tx::transpose(t);
+  };
+  const auto x = Tensor<double>::randn({300, 9}, 10), r = Tensor<double>::randn({1, 9}, 11);
+  const auto c = Tensor<double>::randn({300, 1}, 12), t = Tensor<double>::randn({9, 300}, 13);
+  const std::string dump = check_runs(f, x, r, c, t);
   show(dump);
-  EXPECT_TRUE(has(dump, "fused")) << dump;
+  EXPECT_TRUE(has(dump, "fused 1..7")) << dump;  // step 0 is the transpose (a view)
+  auto fc = [](const Tensor<std::complex<double>>& z, const Tensor<std::complex<double>>& row) {
+    return tx::exp(z + row) * z;
+  };
+  check_runs(fc, Tensor<std::complex<double>>::randn({70, 5, 3}, 14),
+             Tensor<std::complex<double>>::randn({1, 5, 1}, 15));
+  // A chain of one element per block row: broadcasting in the middle of three dimensions.
+  auto fm = [](const Tensor<double>& a, const Tensor<double>& m) { return tx::sin(a) * m + a; };
+  check_runs(fm, Tensor<double>::randn({4, 130, 3}, 16), Tensor<double>::randn({4, 1, 3}, 17));
 }
 
 }  // namespace

@@ -31,8 +31,8 @@
 //     view (dtype, shape, strides, offset relative to the base) without running the op;
 //   - forward: everything else (concat of integer tensors, device copies, zero-size outputs, any
 //     step on a GPU), which runs its op's forward as before.
-// Consecutive kernel steps that each ran one CPU map into a fresh buffer of one shape, reading
-// their operands in element order, are fused: one loop over blocks runs each step's element loop
+// Consecutive kernel steps that each ran one CPU map into a fresh buffer of one shape are fused
+// (operands not read in element order are gathered per block): one loop over blocks runs each step's element loop
 // in turn, values only the chain reads kept in block registers (Program::Fusion),
 // and builds a static memory plan: values are grouped by the storage they share (a buffer and the
 // views of it); a group that no program input, output or constant belongs to and whose buffer a
@@ -137,8 +137,13 @@ class Program {
   struct Fusion {
     struct Operand {
       std::int32_t value = -1;  // the value read or written (for a register: the value it holds)
-      std::int32_t reg = -1;    // its register, or -1: memory at ptr_[value], byte step `stride`
-      std::int64_t stride = 0;  // bytes per element: the element size, or 0 (a broadcast scalar)
+      std::int32_t reg = -1;    // its register, or -1: memory at ptr_[value] + the block's offset
+      std::int64_t stride = 0;  // bytes per element as the map reads it: the element size
+      // A memory operand not read in element order (a broadcast row or scalar, a transposed
+      // input): each block's elements are gathered into register `reg` first, from ptr_[value]
+      // with these byte strides over the chain's shape.
+      bool gather = false;
+      Strides strides;
     };
     struct Map {
       detail::MapLineFn line;
@@ -146,6 +151,7 @@ class Program {
       std::array<Operand, detail::kMaxKernelOperands + 1> op{};
     };
     std::size_t first = 0, last = 0;
+    Shape shape;
     std::int64_t numel = 0;
     int registers = 0;
     std::vector<Map> maps;
