@@ -1,6 +1,9 @@
 // The CPU pooled allocator: power-of-two size classes with free lists. A thread-local cache in
-// front of a locked global pool keeps the common path lock-free; the only atomic read-modify-write
-// on that path is the live-bytes counter (pool hits are counted per thread and summed on query).
+// front of a locked global pool keeps the common path lock-free. The live bytes are two counters:
+// the first thread that allocates (the owner: in most programs the only one) keeps its own with a
+// plain load and store, the others share an atomic one; pool hits are counted per thread and
+// summed on query. So the owner's common path has no atomic read-modify-write at all (a `lock`
+// instruction per allocation and per free was a fifth of an eager op's time on one element).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -40,6 +43,7 @@ struct Local {
   std::array<std::size_t, kClasses> count{};
   std::atomic<std::int64_t> hits{0};
   bool alive = true;
+  bool owner = false;  // this thread's live bytes go to CpuPool::owner_live_
   Local();
   ~Local();
 };
@@ -59,7 +63,7 @@ class CpuPool final : public Allocator {
       l.head[c] = b->next;
       --l.count[c];
       l.hits.store(l.hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      note_live(static_cast<std::int64_t>(cb));
+      note_live(static_cast<std::int64_t>(cb), l);
       return b;
     }
     {
@@ -67,7 +71,7 @@ class CpuPool final : public Allocator {
       if (FreeBlock* b = global_[c]) {
         global_[c] = b->next;
         ++global_hits_;
-        note_live(static_cast<std::int64_t>(cb));
+        note_live(static_cast<std::int64_t>(cb), l);
         return b;
       }
     }
@@ -80,7 +84,7 @@ class CpuPool final : public Allocator {
     }
     sys_allocs_.fetch_add(1, std::memory_order_relaxed);
     sys_bytes_.fetch_add(static_cast<std::int64_t>(cb), std::memory_order_relaxed);
-    note_live(static_cast<std::int64_t>(cb));
+    note_live(static_cast<std::int64_t>(cb), l);
     return p;
   }
 
@@ -88,9 +92,9 @@ class CpuPool final : public Allocator {
     if (!p) return;
     if (bytes == 0) bytes = 1;
     const int c = size_class(bytes);
-    live_.fetch_sub(static_cast<std::int64_t>(class_bytes(c)), std::memory_order_relaxed);
     auto* b = static_cast<FreeBlock*>(p);
     Local& l = local();
+    note_free(static_cast<std::int64_t>(class_bytes(c)), l);
     if (l.alive && l.count[c] < local_cap(c)) {
       b->next = l.head[c];
       l.head[c] = b;
@@ -104,7 +108,7 @@ class CpuPool final : public Allocator {
 
   AllocatorStats stats() const override {
     AllocatorStats s;
-    s.bytes_live = live_.load();
+    s.bytes_live = live();
     s.bytes_peak = std::max(peak_.load(), s.bytes_live);
     s.bytes_cached = sys_bytes_.load() - s.bytes_live;
     s.system_allocs = sys_allocs_.load();
@@ -117,7 +121,7 @@ class CpuPool final : public Allocator {
   }
 
   void reset_stats() override {
-    peak_.store(live_.load());
+    peak_.store(live());
     misses_ = 0;
     sys_allocs_ = 0;
     sys_frees_ = 0;
@@ -161,8 +165,26 @@ class CpuPool final : public Allocator {
     thread_local Local l;
     return l;
   }
-  void note_live(std::int64_t add) {
-    const std::int64_t now = live_.fetch_add(add, std::memory_order_relaxed) + add;
+  // The live bytes: read before sys_bytes_ in stats(), and each counted block was counted in
+  // sys_bytes_ before it was counted live (release here, acquire there).
+  std::int64_t live() const {
+    return owner_live_.load(std::memory_order_acquire) + others_live_.load(std::memory_order_acquire);
+  }
+  void note_free(std::int64_t sub, const Local& l) {
+    if (l.owner)
+      owner_live_.store(owner_live_.load(std::memory_order_relaxed) - sub, std::memory_order_release);
+    else
+      others_live_.fetch_sub(sub, std::memory_order_release);
+  }
+  void note_live(std::int64_t add, const Local& l) {
+    std::int64_t now;
+    if (l.owner) {
+      now = owner_live_.load(std::memory_order_relaxed) + add;
+      owner_live_.store(now, std::memory_order_release);
+      now += others_live_.load(std::memory_order_relaxed);
+    } else {
+      now = others_live_.fetch_add(add, std::memory_order_acq_rel) + add + owner_live_.load(std::memory_order_relaxed);
+    }
     std::int64_t p = peak_.load(std::memory_order_relaxed);
     while (now > p && !peak_.compare_exchange_weak(p, now, std::memory_order_relaxed)) {
     }
@@ -180,7 +202,9 @@ class CpuPool final : public Allocator {
   std::array<FreeBlock*, kClasses> global_{};
   std::vector<Local*> threads_;
   std::int64_t global_hits_ = 0, dead_hits_ = 0;
-  std::atomic<std::int64_t> live_{0}, peak_{0}, sys_bytes_{0}, sys_allocs_{0}, sys_frees_{0}, misses_{0};
+  // owner_live_: written by the owner thread only (load + store); others_live_: every other thread.
+  std::atomic<std::int64_t> owner_live_{0}, others_live_{0};
+  std::atomic<std::int64_t> peak_{0}, sys_bytes_{0}, sys_allocs_{0}, sys_frees_{0}, misses_{0};
 };
 
 CpuPool& pool() {
@@ -189,7 +213,9 @@ CpuPool& pool() {
   return *p;
 }
 
-Local::Local() { pool().attach(this); }
+// The first thread to allocate becomes the owner (for the life of the process).
+std::atomic<bool> owner_taken{false};
+Local::Local() : owner(!owner_taken.exchange(true)) { pool().attach(this); }
 Local::~Local() {
   alive = false;
   pool().detach(this);
