@@ -227,11 +227,21 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
     const auto v = static_cast<std::size_t>(g_.inputs[k]);
     env_[v] = is_input_[v] == 1 ? detail::ImplPtr::borrow(inputs[k].get()) : inputs[k];
   }
-  struct Clear {  // leaves only the constants behind, also when a kernel throws
+  // Leaves only the constants behind, also when a kernel throws. After a prepared run that ended
+  // normally only the inputs and the outputs can still be held (every other value was released
+  // after its last reader), so only those are looked at.
+  struct Clear {
     Program& p;
+    bool only_ends = false;
     ~Clear() {
       for (std::int32_t v : p.g_.inputs)
         if (p.is_input_[static_cast<std::size_t>(v)] == 1) p.env_[static_cast<std::size_t>(v)].detach();
+      if (only_ends) {
+        for (std::int32_t v : p.g_.outputs)
+          if (!p.is_constant_[static_cast<std::size_t>(v)]) p.env_[static_cast<std::size_t>(v)].reset();
+        for (std::int32_t v : p.g_.inputs) p.env_[static_cast<std::size_t>(v)].reset();
+        return;
+      }
       for (std::size_t v = 0; v < p.env_.size(); ++v)
         if (!p.is_constant_[v] && p.env_[v]) p.env_[v].reset();
     }
@@ -243,7 +253,7 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
   else if (!prepared_)
     run_forward(false, true);
   else if (inputs_match_plan())
-    run_prepared();
+    run_prepared(), clear.only_ends = true;
   else
     run_forward(false, true);
   // An output made by this run is moved out at its last place among the outputs; inputs (borrowed)
@@ -536,7 +546,7 @@ Program::Groups Program::group_values() const {
   for (const Fusion& f : fusions_)
     for (const Fusion::Map& m : f.maps)
       for (int j = 0; j < m.n; ++j)
-        if (const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)]; u.reg < 0 || u.gather)
+        if (const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)]; u.reg < 0 || u.gather >= 0)
           if (const std::int32_t gk = group[static_cast<std::size_t>(u.value)]; gk >= 0)
             groups.last[static_cast<std::size_t>(gk)] =
                 std::max(groups.last[static_cast<std::size_t>(gk)], static_cast<std::int64_t>(f.last));
@@ -767,6 +777,10 @@ void Program::fuse_maps(const std::vector<Seen>& seen) {
     std::size_t end = k + 1;
     while (end < steps_.size() && fusible(end, seen[end]) && steps_[end].outs[0].shape == steps_[k].outs[0].shape)
       ++end;
+    if (end - k < kFuseMinSteps && numel_of(steps_[k].outs[0].shape) < kFuseMinElements) {
+      k = end;  // short and in cache: the steps' own kernels are as fast (measured on the mlp)
+      continue;
+    }
     std::size_t last = end - 1;
     while (last > k && !make_fusion(k, last, seen)) --last;
     k = last + 1;
@@ -810,8 +824,8 @@ bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector
         u.reg = r->second;
       } else if (const Strides& sj = c.line_strides[static_cast<std::size_t>(j + 1)];
                  !in_element_order(f.shape, sj, u.stride)) {
-        u.gather = true;
-        u.strides = sj;
+        u.gather = static_cast<std::int32_t>(f.gathers.size());
+        f.gathers.push_back(sj);
         if ((u.reg = take_register()) < 0) return false;
       }
     }
@@ -826,7 +840,7 @@ bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector
     // Gather registers, and registers whose value this step reads last, are free for the next steps.
     for (int j = 1; j < m.n; ++j)
       if (const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)];
-          u.reg >= 0 && (u.gather || last_[static_cast<std::size_t>(u.value)] == static_cast<std::int64_t>(k)) &&
+          u.reg >= 0 && (u.gather >= 0 || last_[static_cast<std::size_t>(u.value)] == static_cast<std::int64_t>(k)) &&
           std::find(free_regs.begin(), free_regs.end(), u.reg) == free_regs.end())
         free_regs.push_back(u.reg);
     f.maps.push_back(std::move(m));
@@ -866,7 +880,9 @@ void Program::run_fused(const Fusion& f) {
       for (const Fusion::Map& m : f.maps) {
         for (int j = 0; j < m.n; ++j) {
           const Fusion::Operand& u = m.op[static_cast<std::size_t>(j)];
-          if (u.gather) gather(f.shape, u.strides, u.stride, ptr_[static_cast<std::size_t>(u.value)], b, n, reg[u.reg]);
+          if (u.gather >= 0) [[unlikely]]
+            gather(f.shape, f.gathers[static_cast<std::size_t>(u.gather)], u.stride,
+                   ptr_[static_cast<std::size_t>(u.value)], b, n, reg[u.reg]);
           p[j] = u.reg >= 0 ? reg[u.reg] : ptr_[static_cast<std::size_t>(u.value)] + b * u.stride;
           s[j] = u.stride;
         }
@@ -958,6 +974,16 @@ void Program::run_prepared() {
     ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(body->data());
     env_[static_cast<std::size_t>(v)] = std::move(body);
   };
+  // The values whose last reader is step k: borrowed bodies given up, owned ones released.
+  auto release = [&](std::size_t k) {
+    for (std::int32_t v : release_run_[k]) {
+      detail::ImplPtr& e = env_[static_cast<std::size_t>(v)];
+      if (borrowed_[static_cast<std::size_t>(v)])
+        e.detach();
+      else
+        e.reset();
+    }
+  };
   for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
     Step& st = steps_[k];
     switch (st.kind) {
@@ -969,8 +995,10 @@ void Program::run_prepared() {
         break;
       }
       case Kind::kernel: {
-        if (st.fused >= 0) {  // a chain of maps: run as one loop at its first step
-          if (const Fusion& f = fusions_[static_cast<std::size_t>(st.fused)]; k == f.first) run_fused(f);
+        if (st.fused >= 0) {  // a chain of maps: one loop, then on past its steps
+          const Fusion& f = fusions_[static_cast<std::size_t>(st.fused)];
+          run_fused(f);
+          for (; k < f.last; ++k) release(k);
           break;
         }
         if (st.fixed_out) {  // the common small step: one slot-backed output
@@ -1033,13 +1061,7 @@ void Program::run_prepared() {
         break;
       }
     }
-    for (std::int32_t v : release_run_[k]) {
-      detail::ImplPtr& e = env_[static_cast<std::size_t>(v)];
-      if (borrowed_[static_cast<std::size_t>(v)])
-        e.detach();
-      else
-        e.reset();
-    }
+    release(k);
   }
 }
 

@@ -3,7 +3,8 @@
 // kept in block registers. Checked: which steps fuse and what they keep in memory, results
 // bit-identical to eager at every size (one block, several, a partial last block, a split over
 // threads), dtypes of every width, broadcast scalars, values the chain shares with later steps or
-// hands out, chains longer than the registers allow, and what a fused prepared run allocates.
+// hands out, chains longer than the registers allow, what a fused prepared run allocates, and
+// that short chains of small values stay kernel steps (Program::kFuseMinSteps, kFuseMinElements).
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -93,9 +94,9 @@ TEST(TraceFusion, DtypesOfEveryWidth) {
   auto fc = [](const Tensor<std::complex<double>>& z) { return tx::exp(z * std::complex<double>(0.5, 0.25)) - z * z; };
   auto ff = [](const Tensor<float>& x) { return tx::sqrt(tx::abs(x) + 1.0f) * x - 2.0f; };
   auto fi = [](const Tensor<double>& x) { return tx::cast<double>(tx::cast<std::int32_t>(x * 10.0)) * 0.5; };
-  check_runs(fc, Tensor<std::complex<double>>::randn({600}, 5));
-  check_runs(ff, Tensor<float>::randn({33, 40}, 6));
-  check_runs(fi, Tensor<double>::randn({700}, 12));
+  check_runs(fc, Tensor<std::complex<double>>::randn({40000}, 5));
+  check_runs(ff, Tensor<float>::randn({330, 110}, 6));
+  check_runs(fi, Tensor<double>::randn({40000}, 12));
 }
 
 TEST(TraceFusion, ChainsLongerThanTheRegistersAreSplit) {
@@ -120,13 +121,13 @@ TEST(TraceFusion, OutputsAndValuesReadElsewhereStayInMemory) {
     const auto c = tx::cos(b) + b;
     return std::make_tuple(b, tx::transpose(c) * 3.0, c * c - 1.0);
   };
-  const std::string dump = check_runs(f, Tensor<double>::randn({40, 30}, 8));
+  const std::string dump = check_runs(f, Tensor<double>::randn({400, 90}, 8));
   show(dump);
 }
 
 TEST(TraceFusion, APreparedFusedRunAllocatesOnlyItsOutput) {
   auto f = [](const Tensor<double>& x) { return tx::tanh(tx::sigmoid(tx::exp(x * 0.5) + 1.0) * 2.0) - 0.25; };
-  const auto x = Tensor<double>::randn({300, 50}, 9);
+  const auto x = Tensor<double>::randn({300, 120}, 9);
   const auto p = tx::compile(f, x);
   (void)p(x);
   (void)p(x);
@@ -142,8 +143,8 @@ TEST(TraceFusion, OperandsOfAnyLayoutAreGathered) {
   auto f = [](const Tensor<double>& x, const Tensor<double>& r, const Tensor<double>& c, const Tensor<double>& t) {
     return tx::relu(tx::exp(x * 0.5) * 2.0 + r) * c - tx::transpose(t);
   };
-  const auto x = Tensor<double>::randn({300, 9}, 10), r = Tensor<double>::randn({1, 9}, 11);
-  const auto c = Tensor<double>::randn({300, 1}, 12), t = Tensor<double>::randn({9, 300}, 13);
+  const auto x = Tensor<double>::randn({4000, 9}, 10), r = Tensor<double>::randn({1, 9}, 11);
+  const auto c = Tensor<double>::randn({4000, 1}, 12), t = Tensor<double>::randn({9, 4000}, 13);
   const std::string dump = check_runs(f, x, r, c, t);
   show(dump);
   EXPECT_TRUE(has(dump, "fused 1..7")) << dump;  // step 0 is the transpose (a view)
@@ -154,7 +155,17 @@ TEST(TraceFusion, OperandsOfAnyLayoutAreGathered) {
              Tensor<std::complex<double>>::randn({1, 5, 1}, 15));
   // A chain of one element per block row: broadcasting in the middle of three dimensions.
   auto fm = [](const Tensor<double>& a, const Tensor<double>& m) { return tx::sin(a) * m + a; };
-  check_runs(fm, Tensor<double>::randn({4, 130, 3}, 16), Tensor<double>::randn({4, 1, 3}, 17));
+  check_runs(fm, Tensor<double>::randn({4, 3000, 3}, 16), Tensor<double>::randn({4, 1, 3}, 17));
+}
+
+TEST(TraceFusion, ShortChainsOfSmallValuesStayKernelSteps) {
+  // Three maps on 600 elements: fewer than kFuseMinSteps maps on fewer than kFuseMinElements
+  // elements, which ran faster as separate kernel steps; the same three on 40000 elements fuse.
+  auto f = [](const Tensor<double>& x) { return tx::exp(x * 0.5) - 1.0; };
+  const std::string small = check_runs(f, Tensor<double>::randn({600}, 18));
+  EXPECT_FALSE(has(small, "fused")) << small;
+  const std::string large = check_runs(f, Tensor<double>::randn({40000}, 19));
+  EXPECT_TRUE(has(large, "fused 0..2")) << large;
 }
 
 }  // namespace
