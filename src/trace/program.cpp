@@ -100,6 +100,7 @@ Program::Program(const Program& o)
       def_(o.def_),
       last_(o.last_),
       shared_out_(o.shared_out_),
+      move_out_(o.move_out_),
       traced_nodes_(o.traced_nodes_),
       cse_merged_(o.cse_merged_),
       dce_removed_(o.dce_removed_),
@@ -174,6 +175,15 @@ Program::Program(const Graph& g) : g_(g), traced_nodes_(g.nodes.size()) {
         live += bytes_of(g_.values[static_cast<std::size_t>(v)]);
     peak_bytes_ = std::max(peak_bytes_, live);
     for (std::int32_t v : release_[k]) live -= bytes_of(g_.values[static_cast<std::size_t>(v)]);
+  }
+  // An output made by a run is moved out at its last place among the outputs; inputs (borrowed)
+  // and constants are copied.
+  move_out_.assign(g_.outputs.size(), 0);
+  for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
+    const auto v = static_cast<std::size_t>(g_.outputs[k]);
+    const bool again = std::find(g_.outputs.begin() + static_cast<std::ptrdiff_t>(k) + 1, g_.outputs.end(),
+                                 g_.outputs[k]) != g_.outputs.end();
+    move_out_[k] = !again && !is_constant_[v] && !is_input_[v];
   }
   shared_out_.assign(g_.outputs.size(), 0);
   for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
@@ -256,16 +266,12 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
     run_prepared(), clear.only_ends = true;
   else
     run_forward(false, true);
-  // An output made by this run is moved out at its last place among the outputs; inputs (borrowed)
-  // and constants are copied.
   for (std::size_t k = 0; k < g_.outputs.size(); ++k) {
-    const auto v = static_cast<std::size_t>(g_.outputs[k]);
-    const bool again = std::find(g_.outputs.begin() + static_cast<std::ptrdiff_t>(k) + 1, g_.outputs.end(),
-                                 g_.outputs[k]) != g_.outputs.end();
-    if (again || is_constant_[v] || is_input_[v])
-      outputs[k] = env_[v];
+    detail::ImplPtr& y = env_[static_cast<std::size_t>(g_.outputs[k])];
+    if (move_out_[k])
+      outputs[k] = std::move(y);
     else
-      outputs[k] = std::move(env_[v]);
+      outputs[k] = y;
   }
 }
 
@@ -854,6 +860,13 @@ bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector
   return true;
 }
 
+// A value made by this run (a pool buffer, a view cut per run): its body into env_ and its first
+// element into ptr_.
+void Program::define(std::int32_t v, detail::ImplPtr&& body) {
+  ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(body->data());
+  env_[static_cast<std::size_t>(v)] = std::move(body);
+}
+
 // A fused chain: its memory outputs made (a slot-backed one borrowed into env_ where read there, a
 // per-run one from the pool), then every map's element loop on each block in step order, the
 // blocks spread over the pool when the chain is large (each element is computed once, the same
@@ -866,9 +879,7 @@ void Program::run_fused(const Fusion& f) {
     if (o.fixed) {
       if (keep_env_[v]) env_[v] = detail::ImplPtr::borrow(o.fixed.get());
     } else {
-      detail::ImplPtr b = detail::make_impl(o.dtype, o.buffer, o.device);
-      ptr_[v] = static_cast<char*>(b->data());
-      env_[v] = std::move(b);
+      define(o.value, detail::make_impl(o.dtype, o.buffer, o.device));
     }
   }
   auto blocks = [&](std::int64_t i0, std::int64_t i1) {
@@ -969,11 +980,6 @@ void Program::run_prepared() {
   } give_back{*this};
   for (std::int32_t v : g_.inputs)
     ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(env_[static_cast<std::size_t>(v)]->data());
-  // The value a step defined: into env_ when something reads it there, and its first element.
-  auto define = [&](std::int32_t v, detail::ImplPtr&& body) {
-    ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(body->data());
-    env_[static_cast<std::size_t>(v)] = std::move(body);
-  };
   // The values whose last reader is step k: borrowed bodies given up, owned ones released.
   auto release = [&](std::size_t k) {
     for (std::int32_t v : release_run_[k]) {

@@ -192,6 +192,7 @@ class Program {
   bool fusible(std::size_t k, const Seen& at) const;
   bool make_fusion(std::size_t first, std::size_t last, const std::vector<Seen>& seen);
   void run_fused(const Fusion& f);
+  void define(std::int32_t v, detail::ImplPtr&& body);
   bool inputs_match_plan() const;
   bool storage_distinct() const;
   Graph g_;
@@ -218,6 +219,7 @@ class Program {
   std::vector<detail::Storage> slots_;  // the static plan's buffers
   std::vector<Strides> input_strides_;  // the input layouts the plan was made for
   std::vector<char> shared_out_;        // per output: output_shared
+  std::vector<char> move_out_;          // per output: moved out of env_ (else copied)
   bool prepared_ = false;
   // Set while run() runs (a copy or move starts clear): a second thread's run raises.
   struct RunFlag {
