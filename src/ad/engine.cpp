@@ -5,9 +5,11 @@
 
 #include "tenax/ad/anomaly.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -86,6 +88,34 @@ bool visited_by_enclosing_pass(const Node* n) {
 }
 
 }  // namespace
+
+int batched_backward_rank(std::span<const ImplPtr> roots, std::span<const ImplPtr> inputs) {
+  std::lock_guard<std::recursive_mutex> lock(engine_mutex());
+  int rank = 0;
+  SmallVec<const Node*, 4> stops;
+  for (const auto& in : inputs)
+    if (in) {
+      rank = std::max(rank, in->rank());
+      if (in->requires_grad && in->grad_fn) stops.push_back(in->grad_fn.get());
+    }
+  std::unordered_set<const Node*> seen;
+  std::vector<const Node*> stack;
+  for (const auto& r : roots)
+    if (r) {
+      rank = std::max(rank, r->rank());
+      if (r->grad_fn && seen.insert(r->grad_fn.get()).second) stack.push_back(r->grad_fn.get());
+    }
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    if (std::find(stops.begin(), stops.end(), n) != stops.end()) continue;
+    if (!n->batches_cotangents()) return -1;
+    rank = std::max(rank, n->value_rank());
+    for (const auto& e : n->next)
+      if (e.node && seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+  }
+  return rank;
+}
 
 std::vector<ImplPtr> run_backward(const BackwardRequest& req) {
   TENAX_CHECK(req.roots.size() == req.root_grads.size(), "backward", "internal error: ", req.roots.size(),

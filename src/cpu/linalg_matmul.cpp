@@ -1,9 +1,11 @@
-// The CPU's matmul (ops/linalg/matmul.hpp): gemm per product of the batch, many small products
-// spread over the worker pool; one kernel, which a prepared program captures (kernels/capture.hpp).
+// The CPU's matmul (ops/linalg/matmul.hpp): gemm per product of the batch (one gemm for one A times
+// a batch of B that lie one after another), many small products spread over the worker pool; one
+// kernel, which a prepared program captures (kernels/capture.hpp).
 // Transposed views reach BLAS as a transpose flag; an operand whose layout gemm cannot read (a
 // broadcast or otherwise strided view) is copied into scratch inside the kernel, so that a prepared
 // run repeats the copy.
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <vector>
 
@@ -46,6 +48,18 @@ void run_gemms(const GemmBatch& g, char* const* p) {
     for (std::int64_t i = 0; i < g.nb; ++i) one(i);
 }
 
+// Whether the batch of products is one gemm: one A (broadcast over the batch) times B_i that lie one
+// after another, column-major, as the columns of one k x (n nb) matrix; the outputs lie so too.
+// (Batched tangents meet this: jacfwd's directions are B's trailing dimension, ad/apply.hpp.)
+bool one_product(const std::vector<std::int64_t>& offa, const std::vector<std::int64_t>& offb, const GemmOperand& ob,
+                 std::int64_t k, std::int64_t n) {
+  const std::size_t nb = offa.size();
+  if (nb < 2 || ob.trans != cpu::Trans::N || ob.ld != k || static_cast<std::int64_t>(nb) * n > INT_MAX) return false;
+  for (std::size_t i = 1; i < nb; ++i)
+    if (offa[i] != offa[0] || offb[i] != offb[0] + static_cast<std::int64_t>(i) * k * n) return false;
+  return true;
+}
+
 }  // namespace
 
 template <class T>
@@ -60,12 +74,19 @@ void CpuLinalg<T>::matmul_into(const Tensor<T>& out, const Tensor<T>& a_in, cons
   if (!ob.ok) ob = gemm_operand(k, n, b.strides()[0], b.strides()[1]);
   // Batch offsets of a and b broadcast over the output batch shape.
   auto offa = batch_offsets(a, batch), offb = batch_offsets(b, batch);
-  const std::int64_t nb = static_cast<std::int64_t>(offa.size());
+  std::int64_t nb = static_cast<std::int64_t>(offa.size());
+  std::int64_t n_cols = n;
+  if (one_product(offa, offb, ob, k, n)) {  // A [B_0 B_1 ...] = [A B_0, A B_1, ...]: one gemm
+    n_cols = n * nb;
+    nb = 1;
+    offa.resize(1);
+    offb.resize(1);
+  }
   // Many small products: one per worker at a time. OpenBLAS threads a gemm from m n k > 64^3
   // on; below that it runs on the calling thread, so workers do not oversubscribe the machine.
   const bool parallel = nb >= 2 && std::max({m * k, k * n, m * n}) <= cpu::kParallelMaxMatrixElements &&
                         m * n * k <= cpu::kProviderSerialGemmWork && nb * m * n * k >= cpu::kParallelMinBatchWork;
-  GemmBatch g{oa, ob, m, n, k, nb, parallel, std::move(offa), std::move(offb), {}, {}, {}, {}};
+  GemmBatch g{oa, ob, m, n_cols, k, nb, parallel, std::move(offa), std::move(offb), {}, {}, {}, {}};
   if (a.impl() != a_in.impl()) {
     g.scratch_a = a.impl();
     g.copy_a = copy_kernel<T, T>(*a.impl(), *a_in.impl());

@@ -171,6 +171,30 @@ TEST(Hessian, ClosedFormAndHvpLoops) {
   }
 }
 
+TEST(Hessian, BatchedReversePassAgainstHvpLoops) {
+  // An mlp loss (matmul, broadcast bias, relu, mean of squares) in W: every op of its gradient's
+  // graph takes batched cotangents, so the Hessian's rows come from one reverse pass. Against hvp
+  // (forward over reverse, one direction at a time) and jacfwd of grad (full passes: grad runs a
+  // backward pass of its own). jacrev of the loss's vector residual is checked against jacfwd.
+  const TD X = TD::randn({6, 3}, 51), T = TD::randn({6, 2}, 52), b = TD::randn({1, 2}, 53), W = TD::randn({3, 2}, 54);
+  auto residual = [&](const TD& w) { return tx::sub(tx::relu(tx::add(tx::matmul(X, w), b)), T); };
+  auto loss = [&](const TD& w) { return tx::mean(tx::square(residual(w))); };
+  const TD H = tx::hessian(loss, W);
+  ASSERT_EQ(H.shape(), (tx::Shape{3, 2, 3, 2}));
+  const TD Hm = as_matrix(H, 6);
+  for (std::int64_t j = 0; j < 6; ++j) {
+    std::vector<double> e(6, 0.0);
+    e[static_cast<std::size_t>(j)] = 1;
+    const TD hv = tx::hvp(loss, W, TD::from_col_major({3, 2}, e));
+    expect_close(tx::reshape(hv, {6}), tx::reshape(tx::slice(Hm, 1, j, j + 1, 1), {6}), 1e-14,
+                 "hvp column " + std::to_string(j));
+  }
+  expect_close(H, tx::jacfwd([&](const TD& w) { return tx::grad(loss, w); }, W), 1e-14, "jacfwd of grad");
+  expect_close(tx::jacrev(residual, W), tx::jacfwd(residual, W.requires_grad()), 1e-14, "jacrev vs full jvps");
+  tx::ttest::expect_compiled_matches_eager(
+      "hessian", [&](const TD& w) { return tx::hessian(loss, w); }, std::tuple{W}, std::tuple{tx::mul(W, 0.5)});
+}
+
 TEST(Hessian, SeveralInputsThroughLinalg) {
   // f(A, b) = b^T A^-1 b for SPD A: blocks H[i][j] = d grad_i / d x_j, each against finite
   // differences of the gradient, and the tuple hvp against the blocks.
@@ -286,6 +310,47 @@ TEST(Jacobian, JacfwdReplayEqualsFullPassesBitForBit) {
   auto g = [](const TD& v) { return tx::grad([](const TD& u) { return tx::sum(tx::mul(tx::sin(u), u)); }, v); };
   expect_close(tx::jacfwd(g, x), tx::hessian([](const TD& u) { return tx::sum(tx::mul(tx::sin(u), u)); }, x), 1e-13,
                "jacfwd of grad");
+}
+
+TEST(Jacobian, JacfwdBatchedDirectionsAgreeWithFullPasses) {
+  // Functions made only of ops whose JVP rules take a batch of tangents: jacfwd pushes all
+  // directions at once. Against full jvp passes per direction (an input that requires grad) and
+  // jacrev. The values mix ranks (a vector input against matrices, a rank-3 batch), broadcast a
+  // bias, reduce (sum, mean, keepdim or not), reshape, transpose, expand, slice and cast.
+  const TD M = TD::randn({3, 4}, 41), B = TD::randn({4, 3, 3}, 42), b = TD::randn({1, 4}, 43);
+  auto check = [](auto f, const auto& x, const std::string& what) {
+    const auto fast = tx::jacfwd(f, x);
+    const auto full = tx::jacfwd(f, x.requires_grad());
+    EXPECT_EQ(fast.shape(), full.shape()) << what;
+    expect_close(fast, full, 1e-14, what + ": batched vs full passes");
+    expect_close(fast, tx::jacrev(f, x), 1e-13, what + ": batched vs jacrev");
+    EXPECT_EQ(tx::jacfwd_plan(f, x).modes[0], tx::JacfwdPlan::Mode::batched) << what;
+  };
+  // A vector (rank 1) scaling the rows of a matrix: its tangent is padded to the matrix's rank.
+  check([&](const TD& v) { return tx::tanh(tx::mul(v, M)); }, TD::randn({3}, 44), "vector times matrix");
+  // An mlp-like loss: matmul, broadcast bias, relu, square, mean.
+  const TD X = TD::randn({5, 3}, 45), T = TD::randn({5, 4}, 46);
+  check([&](const TD& W) { return tx::mean(tx::square(tx::sub(tx::relu(tx::add(tx::matmul(X, W), b)), T))); }, M,
+        "mlp loss");
+  // Batched matmul (rank 3), a transpose, reshape, expand, slice, and sums over some axes.
+  auto z = [&](const TD& W) {
+    const TD y = tx::matmul(B, tx::expand(tx::reshape(W, {3, 4, 1}), {3, 4, 3}));  // 4 x 4 x 3
+    return tx::exp(tx::slice(tx::transpose(y, 0, 1), 0, 1, 4, 2));                 // 2 x 4 x 3
+  };
+  check([&](const TD& W) { return tx::sum(z(W), {1}, false); }, M, "batched matmul, sum over an axis");
+  check([&](const TD& W) { return tx::sum(tx::sin(z(W)), {0, 2}, true); }, M, "sum keepdim");
+  check([&](const TD& W) { return tx::cast<tx::c128>(tx::sum(z(W))); }, M, "cast to complex");
+}
+
+TEST(Jacobian, JacfwdPlanNamesTheOpsThatTakeNoBatch) {
+  const TD A = tx::testing::spd<double>(3, {}, 47), x = TD::randn({3, 1}, 48);
+  auto f = [&](const TD& v) { return tx::linalg::solve(A, tx::tanh(v)); };
+  const tx::JacfwdPlan plan = tx::jacfwd_plan(f, x);
+  ASSERT_EQ(plan.modes.size(), 1u);
+  EXPECT_EQ(plan.modes[0], tx::JacfwdPlan::Mode::replayed);
+  EXPECT_EQ(plan.unbatched, std::vector<std::string>{"solve"});
+  expect_close(tx::jacfwd(f, x), tx::jacrev(f, x), 1e-13, "replayed per direction");
+  EXPECT_EQ(tx::jacfwd_plan(f, x.requires_grad()).modes[0], tx::JacfwdPlan::Mode::full);
 }
 
 TEST(Transforms, Errors) {

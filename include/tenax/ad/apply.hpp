@@ -11,6 +11,7 @@
 // Tensor or a std::tuple of Tensors, and `jvp(ctx)` / `vjp(ctx)` written with public ops. The
 // rules see undefined Tensors for zero tangents/cotangents (symbolic zeros). Ops whose rules do not
 // read the outputs declare `static constexpr bool saves_outputs = false;`.
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <tuple>
@@ -50,6 +51,70 @@ constexpr bool saves_outputs() {
     return true;
 }
 
+// Batched tangents (jacfwd's batched replay, ad/jacobian.hpp): while ModeState::tangent_batch_rank
+// is P >= 0, every tangent carries all tangent_batch directions at once. The tangent of a value of
+// shape s then has shape s padded with ones to rank P, then one more dimension, the directions. P
+// is the highest rank of any value the replayed steps read or write, so a value broadcasts against
+// a batched tangent (shapes align at dimension 0) over the directions, and a rule made of maps is
+// right as written. A rule that names a shape takes it through tangent_shape. Only ops whose rules
+// are written so (batches_tangents) take part in a batched replay.
+inline Shape tangent_shape(const Shape& s) {
+  const ModeState& m = mode();
+  if (m.tangent_batch_rank < 0) [[likely]]
+    return s;
+  Shape t = s;
+  while (static_cast<int>(t.size()) < m.tangent_batch_rank) t.push_back(1);
+  t.push_back(m.tangent_batch);
+  return t;
+}
+inline bool tangents_batched() { return mode().tangent_batch_rank >= 0; }
+// Batched tangents of `directions` directions past rank P in a scope.
+struct TangentBatchScope {
+  TangentBatchScope(int rank, std::int64_t directions)
+      : m(mode()), prev_rank(m.tangent_batch_rank), prev_batch(m.tangent_batch) {
+    m.tangent_batch_rank = rank;
+    m.tangent_batch = directions;
+  }
+  ~TangentBatchScope() {
+    m.tangent_batch_rank = prev_rank;
+    m.tangent_batch = prev_batch;
+  }
+  TangentBatchScope(const TangentBatchScope&) = delete;
+  TangentBatchScope& operator=(const TangentBatchScope&) = delete;
+  ModeState& m;
+  int prev_rank;
+  std::int64_t prev_batch;
+};
+// Checks a rule's result against the tensor it belongs to (batched: tangent_shape's).
+inline void check_rule_result(const char* op, const char* what, const ImplPtr& r, const TensorImpl& ref) {
+  if (r->shape == ref.shape) [[likely]]
+    return;
+  const Shape want = tangent_shape(ref.shape);
+  TENAX_CHECK(r->shape == want, op, "internal error: ", what, " has shape ", r->shape, ", expected ", want);
+}
+
+// Whether Op's JVP (VJP) rule takes batched tangents (cotangents): ops that say so (batched_jvp,
+// batched_vjp), and elementwise ops (their rules are maps of the tangents and values, with
+// tangent_shape where they name a shape; sum_to keeps a batched cotangent's directions).
+template <class Op>
+constexpr bool batches_tangents() {
+  if constexpr (requires { Op::batched_jvp; })
+    return Op::batched_jvp;
+  else if constexpr (requires { Op::elementwise; })
+    return Op::elementwise;
+  else
+    return false;
+}
+template <class Op>
+constexpr bool batches_cotangents() {
+  if constexpr (requires { Op::batched_vjp; })
+    return Op::batched_vjp;
+  else if constexpr (requires { Op::elementwise; })
+    return Op::elementwise;
+  else
+    return false;
+}
+
 // What a JVP rule sees: inputs x, outputs y, input tangents dx (undefined = zero).
 template <class InTup, class OutTup>
 struct JvpCtx {
@@ -77,6 +142,8 @@ struct JvpCtx {
   const auto& dx0() const { return dx<0>(); }
   const auto& dx1() const { return dx<1>(); }
   const auto& dx2() const { return dx<2>(); }
+  // The shape of the first output's tangent: its shape, or with batched tangents tangent_shape's.
+  Shape dy0_shape() const { return tangent_shape(y0().shape()); }
 };
 
 // What a VJP rule sees: inputs x, outputs y, output cotangents gy (undefined = zero), and which
@@ -140,17 +207,22 @@ Tup without_tangents(const Tup& t) {
   return r;
 }
 
-// Checks a rule's result against the tensor it belongs to.
-inline void check_rule_result(const char* op, const char* what, const ImplPtr& r, const TensorImpl& ref) {
-  TENAX_CHECK(r->shape == ref.shape, op, "internal error: ", what, " has shape ", r->shape, ", expected ", ref.shape);
-}
-
 template <class Op, class InTup, class OutTup>
 class OpNode final : public Node {
  public:
   OpNode(const Op& op, InTup in, OutTup saved) : op_(op), in_(std::move(in)), saved_(std::move(saved)) {}
   const char* name() const override { return Op::name; }
   OutTup& saved() { return saved_; }
+  bool batches_cotangents() const override { return detail::batches_cotangents<Op>(); }
+  int value_rank() const override {
+    int r = 0;
+    auto see = [&](const auto& t) {
+      if (t.defined()) r = std::max(r, t.dim());
+    };
+    std::apply([&](const auto&... t) { (see(t), ...); }, in_);
+    std::apply([&](const auto&... t) { (see(t), ...); }, saved_);
+    return r;
+  }
 
   void apply(GradList& gout, GradList& gin) override {
     constexpr std::size_t NI = tuple_n<InTup>, NO = tuple_n<OutTup>;
@@ -300,10 +372,6 @@ struct TangentStep {
   virtual ~TangentStep() = default;
   virtual void run() const = 0;
 };
-struct TangentReplay {
-  std::vector<std::unique_ptr<TangentStep>> steps;
-  bool usable = true;  // false once a backward pass applied an op while recording (not replayable)
-};
 template <class Op, class InTup, class OutTup>
 struct ReplayedOp final : TangentStep {
   ReplayedOp(const Op& o, InTup i, OutTup r, OutTup s)
@@ -312,6 +380,27 @@ struct ReplayedOp final : TangentStep {
   Op op;
   InTup in;
   OutTup out, seen;
+};
+
+struct TangentReplay {
+  std::vector<std::unique_ptr<TangentStep>> steps;
+  bool usable = true;                  // false once a backward pass applied an op while recording (not replayable)
+  bool batchable = true;               // every step's rule takes batched tangents (batches_tangents)
+  int rank = 0;                        // the highest rank of the steps' values (tangent_shape's P)
+  std::vector<const char*> unbatched;  // the names of the recorded ops that take no batch
+  template <class Op, class InTup, class OutTup>
+  void record(const Op& op, const InTup& in, const OutTup& out, const OutTup& seen) {
+    if constexpr (!batches_tangents<Op>()) {
+      batchable = false;
+      if (std::find(unbatched.begin(), unbatched.end(), Op::name) == unbatched.end()) unbatched.push_back(Op::name);
+    }
+    auto see = [&](const auto& t) {
+      if (t.defined()) rank = std::max(rank, t.dim());
+    };
+    std::apply([&](const auto&... t) { (see(t), ...); }, in);
+    std::apply([&](const auto&... t) { (see(t), ...); }, out);
+    steps.push_back(std::make_unique<ReplayedOp<Op, InTup, OutTup>>(op, in, out, seen));
+  }
 };
 
 // Anomaly mode: checks an op application's outputs (ad/anomaly.hpp).
@@ -412,7 +501,7 @@ auto apply(const Op& op, const In&... in) {
       if (m.in_backward)
         replay->usable = false;
       else
-        replay->steps.push_back(std::make_unique<ReplayedOp<Op, InTup, OutTup>>(op, inputs, outs, seen));
+        replay->record(op, inputs, outs, seen);
     }
   }
   return r;

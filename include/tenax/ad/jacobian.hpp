@@ -8,17 +8,23 @@
 // block per output tensor, several inputs a tuple of blocks (one per input); a result that is a
 // structure of tensors (tuples, pairs) gives that structure of these. A block has the output's dtype.
 //
-//   jacrev: one forward, then one reverse pass per output element (the rows J^H e_i);
-//   jacfwd: one forward-mode pass per input element (the columns J e_j). At the top level (nothing
-//           differentiates the Jacobian, no enclosing jvp) the first pass records its forward-mode
-//           steps and the other directions replay only their JVP rules on the kept primal values
-//           (a linearization: no primal recomputed); elsewhere, or when f runs a backward pass of
-//           its own, each direction is a full jvp. The directions are not pushed as one batch: a
-//           tensor carries one tangent of its primal's shape, and the JVP rules assume it.
-//   hessian: jacrev of grad (one forward and backward recorded, then one reverse pass per input
-//           element through them); for f: R^n -> R an n x n matrix, for several inputs a tuple of
-//           tuples H[i][j] = d(grad_i)/dx_j.
-// Cost: jacrev m passes, jacfwd n passes; take jacrev for wide maps (m < n) and jacfwd for tall ones.
+//   jacrev: one forward, then the rows J^H e_i, one per output element: in one reverse pass, as one
+//           batch of cotangents (ad/apply.hpp), when every recorded op that the pass reaches takes
+//           one (batches_cotangents: the elementwise ops, matmul, sum and mean, reshape, expand,
+//           permute, cast), the dtypes are real and no jvp encloses it; else one pass per row;
+//   jacfwd: the columns J e_j, one per input element. At the top level (nothing differentiates
+//           the Jacobian, no enclosing jvp) the first direction's pass records its forward-mode
+//           steps, and the JVP rules run again on the kept primal values (a linearization: no
+//           primal recomputed): for all directions at once, as one batch of tangents (ad/apply.hpp,
+//           tangent_shape), when every recorded op's rule takes one (batches_tangents: the
+//           elementwise ops, matmul, sum and mean, reshape, expand, permute, slice, cast); else
+//           once per direction. Elsewhere, or when f runs a backward pass of its own, each
+//           direction is a full jvp. jacfwd_plan(f, x...) says which of these jacfwd takes.
+//   hessian: jacrev of grad (one forward and backward recorded, then the reverse passes through
+//           them, batched as jacrev's); for f: R^n -> R an n x n matrix, for several inputs a tuple
+//           of tuples H[i][j] = d(grad_i)/dx_j.
+// Cost: jacrev m passes, jacfwd n passes (batched: one pass each, m or n times as wide); jacrev
+// suits wide maps (m < n), jacfwd tall ones.
 //
 // Complex dtypes: the Jacobian is the complex-linear J with dy = J dx, which exists when f is
 // holomorphic in its complex inputs (a real input gives a complex output's J its real directions,
@@ -27,9 +33,11 @@
 // For a function that is not holomorphic there is no such J and the two differ. A real output of a
 // complex input is never holomorphic (unless constant) and raises; so does hessian of a complex
 // input (differentiate its real and imaginary parts as real inputs, or use hvp).
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -111,8 +119,20 @@ Tensor<U> jacobian_row(const ImplPtr& g, const ImplPtr& gi, const Tensor<T>& x) 
   }
 }
 
+// The block d(y)/d(x) from g, the cotangent of x in a batched reverse pass whose directions were
+// the unit vectors e_i of y (real dtypes): its columns are the rows J^T e_i.
+template <class U, class T>
+ImplPtr block_from_rows(const ImplPtr& g, const Tensor<T>& x, const Tensor<U>& y) {
+  const Shape shape = block_shape("jacrev", y.shape(), x.shape());
+  if (!g) return Tensor<U>::zeros(shape, y.device()).impl();
+  const Tensor<U> rows = cast<U>(reshape(Tensor<T>(g), Shape{x.numel(), y.numel()}));
+  return reshape(rows.mT(), shape).contiguous().impl();
+}
+
 // The blocks d(yk)/d(x_j) for each input j, appended to `blocks`, by reverse passes over the
-// recorded yk (roots) to the inputs `ins`.
+// recorded yk (roots) to the inputs `ins`: one pass for all rows (a batch of cotangents, ad/apply.hpp)
+// where every node reached takes one, the dtypes are real and no tangent is pushed meanwhile (no
+// enclosing jvp); else one pass per row.
 template <class U, class... T>
 void jacrev_blocks(const Tensor<U>& yk, const std::tuple<Tensor<T>...>& xi,
                    const std::array<ImplPtr, sizeof...(T)>& ins, bool nested, std::vector<ImplPtr>& blocks) {
@@ -123,6 +143,23 @@ void jacrev_blocks(const Tensor<U>& yk, const std::tuple<Tensor<T>...>& xi,
   const std::int64_t m = yk.numel();
   std::array<std::vector<Tensor<U>>, N> rows;
   const bool imag_pass = is_complex_v<U> && (... || !is_complex_v<T>);
+  if constexpr (!is_complex_v<U> && (... && !is_complex_v<T>)) {
+    const ImplPtr roots[] = {yk.impl()};
+    const int rank = yk.tracks_grad() && m > 1 && forward_depth() == 0 ? batched_backward_rank(roots, ins) : -1;
+    if (rank >= 0 && rank < kMaxRank) {
+      std::vector<ImplPtr> g;
+      {
+        const TangentBatchScope batch(rank, m);
+        const ImplPtr seeds[] = {reshape(Tensor<U>::eye(m, m, yk.device()), tangent_shape(yk.shape())).impl()};
+        g = run_backward({roots, seeds, ins, nested});
+      }
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (blocks.push_back(block_from_rows<U>(g[J], std::get<J>(xi), yk)), ...);
+      }
+      (std::index_sequence_for<T...>{});
+      return;
+    }
+  }
   if (yk.tracks_grad()) {
     std::array<bool, N> reached{};
     for (std::int64_t i = 0; i < m; ++i) {
@@ -156,6 +193,36 @@ void jacrev_blocks(const Tensor<U>& yk, const std::tuple<Tensor<T>...>& xi,
   (std::index_sequence_for<T...>{});
 }
 
+// Whether jacfwd linearizes (see the top of this file): at the top level, with inputs that need
+// no gradient.
+template <class... T>
+bool jacfwd_replayable(const std::tuple<Tensor<T>...>& xs) {
+  bool r = forward_depth() == 0 && !inside_transform();
+  std::apply([&](const auto&... t) { ((r = r && t.defined() && !t.tracks_grad()), ...); }, xs);
+  return r;
+}
+
+// jacfwd's first direction for input I: f at copies of xs (kept in xt) with the tangent e_0 on x_I,
+// its forward-mode steps recorded in `replay`. Returns f's result.
+template <std::size_t I, class F, class... T>
+auto linearize_first(F& f, const std::tuple<Tensor<T>...>& xs, std::tuple<Tensor<T>...>& xt, TangentReplay& replay) {
+  xt = std::apply([](const auto&... t) { return std::tuple<Tensor<T>...>{Tensor<T>(tape_copy(*t.impl()))...}; }, xs);
+  auto& v = std::get<I>(xt);
+  using Tj = typename std::remove_cvref_t<decltype(v)>::value_type;
+  v.impl()->tangent = unit_tensor<Tj>(v.shape(), 0, Tj(1), v.device()).impl();
+  struct Scope {
+    ModeState& m = mode();
+    void* prev = m.tangent_replay;
+    ~Scope() { m.tangent_replay = prev; }
+  } scope;
+  scope.m.tangent_replay = &replay;
+  ForwardScope fscope;
+  return std::apply(f, xt);
+}
+
+// Whether the recorded steps can run once for all directions (tangent_shape's rank fits).
+inline bool replay_batches(const TangentReplay& r) { return r.usable && r.batchable && r.rank < kMaxRank; }
+
 }  // namespace detail
 
 // The Jacobian of f at x... by reverse mode (layout and conventions: the top of this file).
@@ -187,13 +254,16 @@ requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
   using J = typename detail::JacobianOf<Y, std::tuple<T...>>::type;
   // The columns J e_j of each output k and input j, and the outputs' shapes, dtypes and devices.
   std::array<std::array<std::vector<detail::ImplPtr>, N>, K> cols;
+  // Or, where the directions ran as one batch, each block whole (a null block: zeros).
+  std::array<bool, N> whole{};
+  std::array<std::array<detail::ImplPtr, N>, K> blocks_of{};
   std::array<detail::ImplPtr, K> ys{};
   bool seen = false;
-  // Linearize once per input, then replay the recorded tangent steps per direction, where f's
-  // forward-mode pass can be replayed: at the top level (nothing differentiates the Jacobian, no
-  // enclosing jvp) and when f runs no backward pass itself (detail::TangentReplay).
-  bool replayable = detail::forward_depth() == 0 && !detail::inside_transform();
-  std::apply([&](const auto&... t) { ((replayable = replayable && t.defined() && !t.tracks_grad()), ...); }, xs);
+  // Linearize once per input, then replay the recorded tangent steps for all directions at once or
+  // per direction, where f's forward-mode pass can be replayed: at the top level (nothing
+  // differentiates the Jacobian, no enclosing jvp) and when f runs no backward pass itself
+  // (detail::TangentReplay).
+  const bool replayable = detail::jacfwd_replayable(xs);
   auto add_columns = [&](const auto& yv, auto tangent_of) {
     const auto flat = detail::flat_impls(yv);
     if (!seen) ys = flat, seen = true;
@@ -216,26 +286,25 @@ requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
           std::int64_t e = 0;
           if (replayable && xj.numel() > 0) {
             // The first direction's pass, its forward-mode steps recorded.
-            std::tuple<Tensor<T>...> xt = std::apply(
-                [](const auto&... t) { return std::tuple<Tensor<T>...>{Tensor<T>(detail::tape_copy(*t.impl()))...}; },
-                xs);
-            Tensor<Tj>& v = std::get<I>(xt);
-            v.impl()->tangent = detail::unit_tensor<Tj>(xj.shape(), 0, Tj(1), xj.device()).impl();
+            std::tuple<Tensor<T>...> xt;
             detail::TangentReplay replay;
-            const Y y = [&] {
-              struct Scope {
-                detail::ModeState& m = detail::mode();
-                void* prev = m.tangent_replay;
-                ~Scope() { m.tangent_replay = prev; }
-              } scope;
-              scope.m.tangent_replay = &replay;
-              detail::ForwardScope fscope;
-              return std::apply(f, xt);
-            }();
+            const Y y = detail::linearize_first<I>(f, xs, xt, replay);
+            Tensor<Tj>& v = std::get<I>(xt);
             auto push = add_columns(y, tangent_or_zeros);
             push(I);
             e = 1;
-            if (replay.usable) {
+            if (detail::replay_batches(replay) && xj.numel() > 1) {
+              // All directions as one batch: the tangent of x_j is the identity, its columns the
+              // directions, in x_j's shape padded to the steps' rank (tangent_shape).
+              const std::int64_t n = xj.numel();
+              const detail::TangentBatchScope batch(replay.rank, n);
+              v.impl()->tangent = reshape(Tensor<Tj>::eye(n, n, xj.device()), detail::tangent_shape(xj.shape())).impl();
+              for (const auto& step : replay.steps) step->run();
+              const auto flat = detail::flat_impls(y);
+              for (std::size_t k = 0; k < K; ++k) blocks_of[k][I] = flat[k] ? flat[k]->tangent : detail::ImplPtr();
+              whole[I] = true;
+              e = n;
+            } else if (replay.usable) {
               for (; e < xj.numel(); ++e) {
                 v.impl()->tangent = detail::unit_tensor<Tj>(xj.shape(), e, Tj(1), xj.device()).impl();
                 for (const auto& step : replay.steps) step->run();
@@ -270,6 +339,9 @@ requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
       const Shape shape = detail::block_shape("jacfwd", ys[k]->shape, ins[j]->shape);
       blocks.push_back(dispatch_floating(ys[k]->dtype, [&](auto z) {
         using U = decltype(z);
+        if (whole[j])
+          return blocks_of[k][j] ? reshape(Tensor<U>(blocks_of[k][j]), shape).contiguous().impl()
+                                 : Tensor<U>::zeros(shape, ys[k]->device).impl();
         std::vector<Tensor<U>> c;
         c.reserve(cols[k][j].size());
         for (const detail::ImplPtr& p : cols[k][j]) c.push_back(reshape(Tensor<U>(p), Shape{ys[k]->numel()}));
@@ -278,6 +350,45 @@ requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
     }
   }
   return detail::unflatten_as<J>(blocks);
+}
+
+// How jacfwd(f, x...) computes each input's columns (see the top of this file): batched (all
+// directions as one batch of tangents), replayed (the recorded JVP rules once per direction; then
+// `unbatched` names the ops whose rules take no batch) or full (a jvp of f per direction). It runs
+// f once per input, with a tangent, as jacfwd's first direction does.
+struct JacfwdPlan {
+  enum class Mode { batched, replayed, full };
+  std::vector<Mode> modes;
+  std::vector<std::string> unbatched;
+};
+template <class F, Floating... T>
+requires(sizeof...(T) > 0) JacfwdPlan jacfwd_plan(F&& f, const Tensor<T>&... x) {
+  const std::tuple<Tensor<T>...> xs{x...};
+  JacfwdPlan plan;
+  const bool replayable = detail::jacfwd_replayable(xs);
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          TENAX_CHECK(std::get<I>(xs).defined(), "jacfwd_plan", "input ", I, " is undefined");
+          if (!replayable || std::get<I>(xs).numel() == 0) {
+            plan.modes.push_back(JacfwdPlan::Mode::full);
+            return;
+          }
+          std::tuple<Tensor<T>...> xt;
+          detail::TangentReplay replay;
+          (void)detail::linearize_first<I>(f, xs, xt, replay);
+          plan.modes.push_back(detail::replay_batches(replay) ? JacfwdPlan::Mode::batched
+                               : replay.usable                ? JacfwdPlan::Mode::replayed
+                                                              : JacfwdPlan::Mode::full);
+          if (plan.modes.back() == JacfwdPlan::Mode::replayed)
+            for (const char* op : replay.unbatched)
+              if (std::find(plan.unbatched.begin(), plan.unbatched.end(), op) == plan.unbatched.end())
+                plan.unbatched.emplace_back(op);
+        }(),
+        ...);
+  }
+  (std::index_sequence_for<T...>{});
+  return plan;
 }
 
 // The Hessian of a real scalar-valued f at real x... (jacrev of grad; layout: the top of this file).

@@ -13,6 +13,8 @@ struct ModeState {
   bool fw_enabled = true;             // propagate forward-mode tangents
   void* tracer = nullptr;             // trace mode hook: non-null while a function is being traced
   void* tangent_replay = nullptr;     // jacfwd's linearization: forward-mode steps recorded (ad/apply.hpp)
+  int tangent_batch_rank = -1;        // jacfwd's batched replay: tangents carry a trailing batch of
+  std::int64_t tangent_batch = 0;     // tangent_batch directions past this rank (ad/apply.hpp)
   bool in_backward = false;           // the engine is running derivative rules (ad/engine.hpp)
   bool anomaly = anomaly_from_env();  // anomaly mode (ad/anomaly.hpp): check outputs for NaN/Inf
   bool anomaly_stacks = true;         // ... and capture each recorded op's call stack

@@ -41,6 +41,10 @@ class Node {
   virtual void apply(GradList& grad_outputs, GradList& grad_inputs) = 0;
   // True for the accumulator node of a leaf tensor.
   virtual bool is_leaf() const { return false; }
+  // Whether the rule takes batched cotangents (ad/apply.hpp, tangent_shape), and the highest rank of
+  // the values it keeps (its inputs and saved outputs).
+  virtual bool batches_cotangents() const { return false; }
+  virtual int value_rank() const { return 0; }
 
   template <class N, class... A>
   static N* create(A&&... a) {
@@ -64,6 +68,7 @@ class LeafNode final : public Node {
   const char* name() const override { return "leaf"; }
   void apply(GradList& gout, GradList&) override;
   bool is_leaf() const override { return true; }
+  bool batches_cotangents() const override { return true; }
   ImplPtr grad;
 };
 

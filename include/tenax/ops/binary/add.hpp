@@ -28,7 +28,7 @@ struct Add {
     Tensor<T> r;
     if (da.defined()) r = da;
     r = detail::accumulate(r, db);
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

@@ -79,7 +79,7 @@ struct Clamp {
     if (c.dx0().defined()) r = clamp_detail::masked(m[0], c.dx0());
     if (c.dx1().defined()) r = detail::accumulate(r, clamp_detail::masked(m[1], c.dx1()));
     if (c.dx2().defined()) r = detail::accumulate(r, clamp_detail::masked(m[2], c.dx2()));
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

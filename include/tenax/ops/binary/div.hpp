@@ -29,7 +29,7 @@ struct Div {
     if (da.defined()) r = da;
     if (db.defined()) r = r.defined() ? sub(r, mul(c.y0(), db)) : neg(mul(c.y0(), db));
     r = div(r, b);
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

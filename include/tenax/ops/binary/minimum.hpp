@@ -30,7 +30,7 @@ struct Minimum {
       auto t = mul(rsub(w, T(1)), c.dx1());
       r = detail::accumulate(r, t);
     }
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

@@ -28,7 +28,7 @@ struct Mul {
     Tensor<T> r;
     if (da.defined()) r = mul(da, b);
     if (db.defined()) r = detail::accumulate(r, mul(a, db));
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

@@ -26,7 +26,7 @@ struct BySlopes {
     std::remove_cvref_t<decltype(wa)> r;
     if (c.dx0().defined()) r = times(wa, c.dx0());
     if (c.dx1().defined()) r = detail::accumulate(r, times(wb, c.dx1()));
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

@@ -28,7 +28,7 @@ struct Sub {
     Tensor<T> r;
     if (da.defined()) r = da;
     if (db.defined()) r = r.defined() ? sub(r, db) : neg(db);
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

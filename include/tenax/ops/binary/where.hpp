@@ -25,7 +25,7 @@ struct Where {
     using T = typename std::remove_cvref_t<decltype(c.x1())>::value_type;
     auto zero = Tensor<T>::zeros({}, c.x1().device());
     auto r = where(c.x0(), c.dx1().defined() ? c.dx1() : zero, c.dx2().defined() ? c.dx2() : zero);
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

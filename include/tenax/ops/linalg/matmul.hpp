@@ -66,13 +66,15 @@ struct Matmul {
     return out;
   }
   // C = A B: dC = dA B + A dB; gA = gC B^H, gB = A^H gC, each summed over broadcast batch dims.
+  // Batched (co)tangents (ad/apply.hpp) are more batch dimensions, which the products broadcast over.
+  static constexpr bool batched_jvp = true, batched_vjp = true;
   template <class C>
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     Tensor<T> r;
     if (c.dx0().defined()) r = matmul(c.dx0(), c.x1());
     if (c.dx1().defined()) r = detail::accumulate(r, matmul(c.x0(), c.dx1()));
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {

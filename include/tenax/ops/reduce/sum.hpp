@@ -45,15 +45,20 @@ struct Sum {
     const Shape s = detail::reduced_shape(x.shape(), mask, false);
     return Tensor<T>(detail::make_view_impl(*r.impl(), s, col_major_strides(s), 0));
   }
-  // Linear: dy = sum(dx); gx = gy broadcast back over the summed axes.
+  // Linear: dy = sum(dx); gx = gy broadcast back over the summed axes. Batched tangents (ad/apply.hpp)
+  // keep their dimensions and take tangent_shape (the directions stay in the last one).
+  static constexpr bool batched_jvp = true, batched_vjp = true;
   template <class C>
   auto jvp(const C& c) const {
+    if (detail::tangents_batched() && !keepdim) [[unlikely]]
+      return reshape(detail::apply(Sum{mask, true}, c.dx0()), c.dy0_shape());
     return detail::apply(*this, c.dx0());
   }
   template <class C>
   auto vjp(const C& c) const {
     const Shape& xs = c.x0().shape();
-    return expand(reshape(c.gy0(), detail::reduced_shape(xs, mask, true)), xs);
+    return expand(reshape(c.gy0(), detail::tangent_shape(detail::reduced_shape(xs, mask, true))),
+                  detail::tangent_shape(xs));
   }
 };
 
@@ -75,6 +80,11 @@ template <Floating T>
 Tensor<T> sum_to(const Tensor<T>& x, const Shape& shape) {
   detail::check_defined("sum_to", x);
   if (x.shape() == shape) return x;
+  // Batched cotangents (ad/apply.hpp) have rank P + 1, every value at most P: one keeps its
+  // directions (a rule's sum over broadcast dimensions).
+  if (detail::tangents_batched()) [[unlikely]]
+    if (const int p = detail::mode().tangent_batch_rank; x.dim() == p + 1 && shape.size() <= p)
+      return sum_to(x, detail::tangent_shape(shape));
   TENAX_CHECK(shape.size() <= x.dim(), "sum_to", "cannot reduce shape ", x.shape(), " to ", shape, detail::dtype_on(x));
   detail::AxisMask m;
   for (int d = 0; d < x.dim(); ++d) {

@@ -14,6 +14,7 @@ struct Cast {
   static constexpr const char* name = "cast";
   static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
+  static constexpr bool batched_jvp = true, batched_vjp = true;  // batched (co)tangents (ad/apply.hpp)
   template <class T>
   Tensor<U> forward(const Tensor<T>& x) const {
     Tensor<U> out = Tensor<U>::empty(x.shape(), x.device());
@@ -40,6 +41,7 @@ struct Clone {
   static constexpr const char* name = "clone";
   static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
+  static constexpr bool batched_jvp = true, batched_vjp = true;  // batched (co)tangents (ad/apply.hpp)
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {
     Tensor<T> out = Tensor<T>::empty(x.shape(), x.device());

@@ -10,6 +10,7 @@ namespace ops {
 struct Expand {
   static constexpr const char* name = "expand";
   static constexpr bool saves_outputs = false;
+  static constexpr bool batched_jvp = true, batched_vjp = true;  // batched (co)tangents (ad/apply.hpp)
   Shape shape;
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {
@@ -20,7 +21,7 @@ struct Expand {
   // dy = expand(dx); gx = sum_to(gy, x's shape).
   template <class C>
   auto jvp(const C& c) const {
-    return expand(c.dx0(), shape);
+    return expand(c.dx0(), detail::tangent_shape(shape));
   }
   template <class C>
   auto vjp(const C& c) const {

@@ -49,6 +49,7 @@ struct Reshape {
   static constexpr const char* name = "reshape";
   static constexpr bool one_kernel = true;  // forward is one captured kernel call (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
+  static constexpr bool batched_jvp = true, batched_vjp = true;  // batched (co)tangents (ad/apply.hpp)
   Shape shape;
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {
@@ -63,11 +64,11 @@ struct Reshape {
   // Linear re-indexing: dy = reshape(dx); gx = reshape(gy, x's shape).
   template <class C>
   auto jvp(const C& c) const {
-    return reshape(c.dx0(), shape);
+    return reshape(c.dx0(), detail::tangent_shape(shape));
   }
   template <class C>
   auto vjp(const C& c) const {
-    return reshape(c.gy0(), c.x0().shape());
+    return reshape(c.gy0(), detail::tangent_shape(c.x0().shape()));
   }
 };
 

@@ -11,6 +11,7 @@ namespace ops {
 struct Slice {
   static constexpr const char* name = "slice";
   static constexpr bool saves_outputs = false;
+  static constexpr bool batched_jvp = true;  // takes batched tangents (ad/apply.hpp)
   int dim;
   std::int64_t start, len, step;
   template <class T>

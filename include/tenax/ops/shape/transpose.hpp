@@ -12,7 +12,8 @@ namespace ops {
 struct Permute {
   static constexpr const char* name = "permute";
   static constexpr bool saves_outputs = false;
-  Shape order;  // output dimension i is input dimension order[i]
+  static constexpr bool batched_jvp = true, batched_vjp = true;  // batched (co)tangents (ad/apply.hpp)
+  Shape order;                                                   // output dimension i is input dimension order[i]
   template <class T>
   Tensor<T> forward(const Tensor<T>& x) const {
     Shape s, st;
@@ -31,11 +32,16 @@ struct Permute {
   // A permutation is linear and orthogonal: dy = permute(dx); gx = permute(gy, inverse order).
   template <class C>
   auto jvp(const C& c) const {
-    return permute(c.dx0(), order);
+    return permute(c.dx0(), extended(order, c.dx0().dim()));
   }
   template <class C>
   auto vjp(const C& c) const {
-    return permute(c.gy0(), inverse());
+    return permute(c.gy0(), extended(inverse(), c.gy0().dim()));
+  }
+  // A batched (co)tangent's padding and directions stay in place (ad/apply.hpp).
+  static Shape extended(Shape o, int rank) {
+    while (o.size() < rank) o.push_back(o.size());
+    return o;
   }
 };
 

@@ -21,7 +21,7 @@ struct Complex {
   template <class C>
   auto jvp(const C& c) const {
     using R = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
-    const Shape& s = c.y0().shape();
+    const Shape s = c.dy0_shape();
     auto a = c.dx0().defined() ? broadcast_to(c.dx0(), s) : Tensor<R>::zeros(s, c.y0().device());
     auto b = c.dx1().defined() ? broadcast_to(c.dx1(), s) : Tensor<R>::zeros(s, c.y0().device());
     return complex(a, b);

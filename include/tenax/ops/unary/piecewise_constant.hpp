@@ -4,6 +4,7 @@
 // zeros of the input's shape on its device rather than 0 * dx, which would be NaN for an infinite
 // or NaN tangent; zeros are a constant, so the rules hold to any order. Op derives from
 // PiecewiseConstant<Op, Fn> and names itself.
+#include "tenax/ad/apply.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/map.hpp"
 
@@ -19,17 +20,13 @@ struct PiecewiseConstant {
   }
   template <class C>
   auto jvp(const C& c) const {
-    return zeros_of(c.x0());
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    return Tensor<T>::zeros(c.dy0_shape(), c.x0().device());
   }
   template <class C>
   auto vjp(const C& c) const {
-    return zeros_of(c.x0());
-  }
-
- private:
-  template <class T>
-  static Tensor<T> zeros_of(const Tensor<T>& x) {
-    return Tensor<T>::zeros(x.shape(), x.device());
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    return Tensor<T>::zeros(detail::tangent_shape(c.x0().shape()), c.x0().device());
   }
 };
 

@@ -53,7 +53,7 @@ struct Pow {
       auto t = mul(c.dx1(), dexponent(c.x0(), c.y0()));
       r = detail::accumulate(r, t);
     }
-    return broadcast_to(r, c.y0().shape());
+    return broadcast_to(r, c.dy0_shape());
   }
   template <class C>
   auto vjp(const C& c) const {
