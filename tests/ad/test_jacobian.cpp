@@ -281,6 +281,13 @@ TEST(Transforms, TracedAndCompiledBitForBit) {
       "jacfwd", [&](const TD& v) { return tx::jacfwd(f, v); }, std::tuple{x0}, std::tuple{x1});
   tx::ttest::expect_compiled_matches_eager(
       "hessian", [&](const TD& v) { return tx::hessian(loss, v); }, std::tuple{x0}, std::tuple{x1});
+  // Batched through solve (whose rules move the directions into the right-hand side's columns).
+  const TD S = tx::testing::spd<double>(4, {}, 30);
+  auto sm = [&](const TD& v) { return tx::linalg::solve(S, tx::tanh(v)); };
+  tx::ttest::expect_compiled_matches_eager(
+      "jacrev of solve", [&](const TD& v) { return tx::jacrev(sm, v); }, std::tuple{x0}, std::tuple{x1});
+  tx::ttest::expect_compiled_matches_eager(
+      "jacfwd of solve", [&](const TD& v) { return tx::jacfwd(sm, v); }, std::tuple{x0}, std::tuple{x1});
   // The graph transforms: jacrev(trace(f)) compiled == eager jacrev.
   const auto g = tx::trace(f, x0);
   const auto p = tx::compile(tx::jacrev(g));
@@ -340,15 +347,24 @@ TEST(Jacobian, JacfwdBatchedDirectionsAgreeWithFullPasses) {
   check([&](const TD& W) { return tx::sum(z(W), {1}, false); }, M, "batched matmul, sum over an axis");
   check([&](const TD& W) { return tx::sum(tx::sin(z(W)), {0, 2}, true); }, M, "sum keepdim");
   check([&](const TD& W) { return tx::cast<tx::c128>(tx::sum(z(W))); }, M, "cast to complex");
+  // solve: the directions join the right-hand side's columns; in B, in A, with a batch of A.
+  const TD S = tx::testing::spd<double>(3, {}, 55), S2 = tx::testing::spd<double>(3, {2}, 56);
+  check([&](const TD& v) { return tx::linalg::solve(S, tx::tanh(v)); }, TD::randn({3, 2}, 57), "solve in B");
+  check(
+      [&](const TD& a) {
+        return tx::linalg::solve(tx::add(S, a), TD::ones({3, 1}));
+      },
+      TD::randn({3, 3}, 58), "solve in A");
+  check([&](const TD& v) { return tx::linalg::solve(S2, tx::exp(v)); }, TD::randn({3, 1}, 59), "batched A");
 }
 
 TEST(Jacobian, JacfwdPlanNamesTheOpsThatTakeNoBatch) {
   const TD A = tx::testing::spd<double>(3, {}, 47), x = TD::randn({3, 1}, 48);
-  auto f = [&](const TD& v) { return tx::linalg::solve(A, tx::tanh(v)); };
+  auto f = [&](const TD& v) { return tx::linalg::eigvalsh(tx::add(A, tx::matmul(v, tx::transpose(v, 0, 1)))); };
   const tx::JacfwdPlan plan = tx::jacfwd_plan(f, x);
   ASSERT_EQ(plan.modes.size(), 1u);
   EXPECT_EQ(plan.modes[0], tx::JacfwdPlan::Mode::replayed);
-  EXPECT_EQ(plan.unbatched, std::vector<std::string>{"solve"});
+  EXPECT_EQ(plan.unbatched, std::vector<std::string>{"eigh"});
   expect_close(tx::jacfwd(f, x), tx::jacrev(f, x), 1e-13, "replayed per direction");
   EXPECT_EQ(tx::jacfwd_plan(f, x.requires_grad()).modes[0], tx::JacfwdPlan::Mode::full);
 }

@@ -366,6 +366,20 @@ TEST(Trace, RealOfAComplexScalarIsANewValue) {
                                 std::tuple{tx::broadcast_to(Z::randn({}, 4), {4})});
 }
 
+// A view op whose output has its input's layout (an identity permute, a reshape or expand to the
+// same shape, a full slice) gives that same value: the node defines nothing new, and prepared runs
+// read the input (before, the node redefined its own input and the second run read a released body).
+TEST(Trace, IdentityViewsAreTheirInputs) {
+  using TD = Tensor<double>;
+  const auto f = [](const TD& x) {
+    const TD y = tx::exp(x);
+    const TD v = tx::permute(tx::expand(tx::reshape(tx::slice(y, 0, 0, 3), {3, 2, 1}), {3, 2, 1}), {0, 1, 2});
+    return tx::add(tx::transpose(tx::permute(v, {0, 1, 2}), 0, 0), v);
+  };
+  expect_compiled_matches_eager("identity views", f, std::tuple{TD::randn({3, 2, 1}, 5)},
+                                std::tuple{TD::randn({3, 2, 1}, 6)});
+}
+
 TEST(Trace, NestedTraceIsAnError) {
   auto inner = [](const Tensor<double>& x) { return x * 2.0; };
   auto outer = [&](const Tensor<double>& x) { return tx::trace(inner, x)(x); };

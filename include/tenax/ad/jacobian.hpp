@@ -10,14 +10,14 @@
 //
 //   jacrev: one forward, then the rows J^H e_i, one per output element: in one reverse pass, as one
 //           batch of cotangents (ad/apply.hpp), when every recorded op that the pass reaches takes
-//           one (batches_cotangents: the elementwise ops, matmul, sum and mean, reshape, expand,
+//           one (batches_cotangents: the elementwise ops, matmul, solve, sum and mean, reshape, expand,
 //           permute, cast), the dtypes are real and no jvp encloses it; else one pass per row;
 //   jacfwd: the columns J e_j, one per input element. At the top level (nothing differentiates
 //           the Jacobian, no enclosing jvp) the first direction's pass records its forward-mode
 //           steps, and the JVP rules run again on the kept primal values (a linearization: no
 //           primal recomputed): for all directions at once, as one batch of tangents (ad/apply.hpp,
 //           tangent_shape), when every recorded op's rule takes one (batches_tangents: the
-//           elementwise ops, matmul, sum and mean, reshape, expand, permute, slice, cast); else
+//           elementwise ops, matmul, solve, sum and mean, reshape, expand, permute, slice, cast); else
 //           once per direction. Elsewhere, or when f runs a backward pass of its own, each
 //           direction is a full jvp. jacfwd_plan(f, x...) says which of these jacfwd takes.
 //   hessian: jacrev of grad (one forward and backward recorded, then the reverse passes through

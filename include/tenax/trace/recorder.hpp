@@ -5,6 +5,7 @@
 // Forward kernels run with the tracer paused, so an op built from other ops records once.
 // Ops whose inputs are all constants are not recorded: their outputs become constants of the
 // graph (constant folding of input-independent parts).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -116,7 +117,13 @@ void Tracer::record(const Op& op, const R& r, bool no_grad, const In&... in) {
   if constexpr (requires { Op::one_kernel; }) n.one_kernel = Op::one_kernel;
   if constexpr (requires { Op::effect; }) n.effect = Op::effect;
   const auto outs = trace_tuple(r);
-  std::apply([&](const auto&... o) { (n.out.push_back(o.defined() ? define(*o.impl()) : -1), ...); }, outs);
+  // An output that is one of the node's inputs (the input itself, or a view of it with the same
+  // layout, such as an identity permute) is that value: the node does not define it again.
+  auto output = [&](TensorImpl& t) {
+    const std::int32_t v = define(t);
+    return std::find(n.in.begin(), n.in.end(), v) != n.in.end() ? -1 : v;
+  };
+  std::apply([&](const auto&... o) { (n.out.push_back(o.defined() ? output(*o.impl()) : -1), ...); }, outs);
   n.forward = [op](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {
     const auto res = [&]<std::size_t... I>(std::index_sequence<I...>) { return op.forward(In(env[i[I]])...); }
     (std::index_sequence_for<In...>{});

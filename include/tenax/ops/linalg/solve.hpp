@@ -10,6 +10,31 @@
 #include "tenax/ops/linalg/overflow.hpp"
 
 namespace tenax {
+namespace detail {
+
+// SavedLuSolve (ops/linalg/lu_solve.hpp) of a right-hand side R that may be a batch of tangents or
+// cotangents (ad/apply.hpp; `rank` is the rank of the values R stands for): the directions join
+// R's columns, so that each matrix of the batch takes one solve with k n right-hand sides (the LU
+// solve broadcasts R over A's batch only), and then go back to their trailing dimension.
+template <class T>
+Tensor<T> saved_lu_solve(cpu::Trans trans, const Tensor<T>& A, const Tensor<T>& LU, const Tensor<std::int32_t>& piv,
+                         const Tensor<T>& R, int rank) {
+  const int p = mode().tangent_batch_rank;
+  if (p < 0 || R.dim() != p + 1) [[likely]]
+    return apply(ops::SavedLuSolve{trans}, A, LU, piv, R);
+  Shape order{0, 1, p}, back;
+  back.resize(p + 1);
+  for (int d = 2; d < p; ++d) order.push_back(d);
+  for (int i = 0; i <= p; ++i) back[static_cast<int>(order[i])] = i;
+  const Tensor<T> moved = permute(R, order);  // rows, columns, directions, the values' batch, ones
+  Shape cols{R.shape()[0], R.shape()[1] * R.shape()[p]};
+  for (int d = 2; d < rank; ++d) cols.push_back(R.shape()[d]);
+  const Tensor<T> X = apply(ops::SavedLuSolve{trans}, A, LU, piv, reshape(moved, cols));
+  return permute(reshape(X, moved.shape()), back);
+}
+
+}  // namespace detail
+
 namespace ops {
 
 // Outputs: X, and the saved factors (LU, pivots) and per-matrix info, which the public wrappers
@@ -18,6 +43,7 @@ struct Solve {
   static constexpr const char* name = "solve";
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = true;
+  static constexpr bool batched_jvp = true, batched_vjp = true;  // (detail::saved_lu_solve)
 
   // X = A^-1 B (B broadcast over A's batch), with the LU factors, pivots and info; a failed
   // matrix (singular, or inf or NaN: NaN factors and identity pivots) gets a NaN X. The device's
@@ -37,27 +63,27 @@ struct Solve {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>& X = c.y0();
     Tensor<T> r;
-    if (c.dx1().defined()) r = broadcast_to(c.dx1(), X.shape());
+    if (c.dx1().defined()) r = broadcast_to(c.dx1(), c.dy0_shape());
     if (c.dx0().defined()) {
       // dA X, past X's overflowed entries when there are any (detail::matmul_past_overflow)
       const Tensor<T> t =
           detail::nonfinite_on_host(X) ? detail::matmul_past_overflow(c.dx0(), X, true) : matmul(c.dx0(), X);
       r = detail::subtract(r, t);
     }
-    const Tensor<T> dX = detail::apply(SavedLuSolve{cpu::Trans::N}, c.x0(), c.y1(), c.y2(), r);
+    const Tensor<T> dX = detail::saved_lu_solve(cpu::Trans::N, c.x0(), c.y1(), c.y2(), r, X.dim());
     return std::tuple{dX, Tensor<T>(), Tensor<std::int32_t>(), Tensor<std::int32_t>()};
   }
   template <class C>
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&A = c.x0(), &X = c.y0(), &gX = c.gy0();
-    const Tensor<T> gB = detail::apply(SavedLuSolve{cpu::Trans::C}, A, c.y1(), c.y2(), gX);
+    const Tensor<T> gB = detail::saved_lu_solve(cpu::Trans::C, A, c.y1(), c.y2(), gX, X.dim());
     Tensor<T> gA;
     // gB X^H = (A^-1 B gB^H)^H: when X overflowed (detail::nonfinite_on_host), the solve of the
     // finite B gB^H, whose entries are inf only where the exact ones overflow.
     if (c.needs(0))
       gA = detail::nonfinite_on_host(X)
-               ? neg(detail::apply(SavedLuSolve{cpu::Trans::N}, A, c.y1(), c.y2(), matmul(c.x1(), gB.mH())).mH())
+               ? neg(detail::saved_lu_solve(cpu::Trans::N, A, c.y1(), c.y2(), matmul(c.x1(), gB.mH()), X.dim()).mH())
                : neg(matmul(gB, X.mH()));
     return std::tuple{gA, c.needs(1) ? sum_to(gB, c.x1().shape()) : Tensor<T>()};
   }
