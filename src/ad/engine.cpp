@@ -89,13 +89,15 @@ bool visited_by_enclosing_pass(const Node* n) {
 
 }  // namespace
 
-int batched_backward_rank(std::span<const ImplPtr> roots, std::span<const ImplPtr> inputs) {
+int batched_backward_rank(std::span<const ImplPtr> roots, std::span<const ImplPtr> inputs, std::int64_t& largest) {
   std::lock_guard<std::recursive_mutex> lock(engine_mutex());
   int rank = 0;
+  largest = 0;
   SmallVec<const Node*, 4> stops;
   for (const auto& in : inputs)
     if (in) {
       rank = std::max(rank, in->rank());
+      largest = std::max(largest, in->numel());
       if (in->requires_grad && in->grad_fn) stops.push_back(in->grad_fn.get());
     }
   std::unordered_set<const Node*> seen;
@@ -103,6 +105,7 @@ int batched_backward_rank(std::span<const ImplPtr> roots, std::span<const ImplPt
   for (const auto& r : roots)
     if (r) {
       rank = std::max(rank, r->rank());
+      largest = std::max(largest, r->numel());
       if (r->grad_fn && seen.insert(r->grad_fn.get()).second) stack.push_back(r->grad_fn.get());
     }
   while (!stack.empty()) {
@@ -111,6 +114,7 @@ int batched_backward_rank(std::span<const ImplPtr> roots, std::span<const ImplPt
     if (std::find(stops.begin(), stops.end(), n) != stops.end()) continue;
     if (!n->batches_cotangents()) return -1;
     rank = std::max(rank, n->value_rank());
+    largest = std::max(largest, n->value_numel());
     for (const auto& e : n->next)
       if (e.node && seen.insert(e.node.get()).second) stack.push_back(e.node.get());
   }

@@ -358,6 +358,25 @@ TEST(Jacobian, JacfwdBatchedDirectionsAgreeWithFullPasses) {
   check([&](const TD& v) { return tx::linalg::solve(S2, tx::exp(v)); }, TD::randn({3, 1}, 59), "batched A");
 }
 
+TEST(Jacobian, BatchesOfDirectionsGiveTheSameBlocks) {
+  // With a small budget (detail::batch_elements) the directions run in several batches, the last
+  // one shorter: the same blocks, bit for bit, as one batch.
+  const TD S = tx::testing::spd<double>(5, {}, 60), X = TD::randn({4, 5}, 61), W = TD::randn({5, 3}, 62);
+  auto f = [&](const TD& w) { return tx::linalg::solve(S, tx::tanh(tx::mul(w, 2.0))); };
+  auto loss = [&](const TD& w) { return tx::mean(tx::square(tx::relu(tx::matmul(X, w)))); };
+  const TD fwd = tx::jacfwd(f, W), rev = tx::jacrev(f, W), hes = tx::hessian(loss, W);
+  std::int64_t& budget = tx::detail::batch_elements();
+  const std::int64_t saved = budget;
+  for (std::int64_t b : {1, 20, 64}) {
+    budget = b;
+    tx::ttest::expect_bitwise(tx::jacfwd(f, W), fwd, "jacfwd in batches, budget " + std::to_string(b));
+    tx::ttest::expect_bitwise(tx::jacrev(f, W), rev, "jacrev in batches, budget " + std::to_string(b));
+    tx::ttest::expect_bitwise(tx::hessian(loss, W), hes, "hessian in batches, budget " + std::to_string(b));
+  }
+  budget = saved;
+  expect_close(fwd, rev, 1e-13, "jacfwd vs jacrev");
+}
+
 TEST(Jacobian, JacfwdPlanNamesTheOpsThatTakeNoBatch) {
   const TD A = tx::testing::spd<double>(3, {}, 47), x = TD::randn({3, 1}, 48);
   auto f = [&](const TD& v) { return tx::linalg::eigvalsh(tx::add(A, tx::matmul(v, tx::transpose(v, 0, 1)))); };

@@ -85,12 +85,27 @@ struct TangentBatchScope {
   int prev_rank;
   std::int64_t prev_batch;
 };
-// Checks a rule's result against the tensor it belongs to (batched: tangent_shape's).
+// Checks a rule's result against the tensor it belongs to (batched: tangent_shape's, exactly: an
+// unbatched result would broadcast over the directions).
 inline void check_rule_result(const char* op, const char* what, const ImplPtr& r, const TensorImpl& ref) {
-  if (r->shape == ref.shape) [[likely]]
+  if (!tangents_batched()) [[likely]] {
+    TENAX_CHECK(r->shape == ref.shape, op, "internal error: ", what, " has shape ", r->shape, ", expected ", ref.shape);
     return;
+  }
   const Shape want = tangent_shape(ref.shape);
   TENAX_CHECK(r->shape == want, op, "internal error: ", what, " has shape ", r->shape, ", expected ", want);
+}
+
+// The most directions one batch takes: a batch's (co)tangents hold that many times the largest
+// value of the pass, kept under batch_elements() elements (32 MiB of f64 by default; JAX's and
+// torch.func's chunk sizes bound the same thing). Tests lower it to exercise several batches.
+TENAX_SHARED_STATE inline std::int64_t& batch_elements() {
+  static std::int64_t v = std::int64_t{1} << 22;
+  return v;
+}
+inline std::int64_t directions_per_batch(std::int64_t n, std::int64_t largest) {
+  return std::clamp<std::int64_t>(batch_elements() / std::max<std::int64_t>(1, largest), 1,
+                                  std::max<std::int64_t>(1, n));
 }
 
 // Whether Op's JVP (VJP) rule takes batched tangents (cotangents): ops that say so (batched_jvp,
@@ -223,6 +238,15 @@ class OpNode final : public Node {
     std::apply([&](const auto&... t) { (see(t), ...); }, saved_);
     return r;
   }
+  std::int64_t value_numel() const override {
+    std::int64_t r = 0;
+    auto see = [&](const auto& t) {
+      if (t.defined()) r = std::max(r, t.numel());
+    };
+    std::apply([&](const auto&... t) { (see(t), ...); }, in_);
+    std::apply([&](const auto&... t) { (see(t), ...); }, saved_);
+    return r;
+  }
 
   void apply(GradList& gout, GradList& gin) override {
     constexpr std::size_t NI = tuple_n<InTup>, NO = tuple_n<OutTup>;
@@ -293,6 +317,7 @@ class OpNode final : public Node {
     const OutTup seen = without_tangents(o);
     JvpCtx<InTup, OutTup> ctx{in_, seen, std::move(tin)};
     ForwardOffGuard f;
+    const TangentBatchScope unbatched(-1, 0);  // saved tangents are one direction, in a batched pass too
     auto t = as_tuple(op_.jvp(ctx));
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
@@ -387,6 +412,7 @@ struct TangentReplay {
   bool usable = true;                  // false once a backward pass applied an op while recording (not replayable)
   bool batchable = true;               // every step's rule takes batched tangents (batches_tangents)
   int rank = 0;                        // the highest rank of the steps' values (tangent_shape's P)
+  std::int64_t largest = 0;            // the most elements of one of them
   std::vector<const char*> unbatched;  // the names of the recorded ops that take no batch
   template <class Op, class InTup, class OutTup>
   void record(const Op& op, const InTup& in, const OutTup& out, const OutTup& seen) {
@@ -395,7 +421,7 @@ struct TangentReplay {
       if (std::find(unbatched.begin(), unbatched.end(), Op::name) == unbatched.end()) unbatched.push_back(Op::name);
     }
     auto see = [&](const auto& t) {
-      if (t.defined()) rank = std::max(rank, t.dim());
+      if (t.defined()) rank = std::max(rank, t.dim()), largest = std::max(largest, t.numel());
     };
     std::apply([&](const auto&... t) { (see(t), ...); }, in);
     std::apply([&](const auto&... t) { (see(t), ...); }, out);

@@ -22,8 +22,9 @@ std::vector<ImplPtr> run_backward(const BackwardRequest& req);
 
 // Whether one backward pass from `roots` to `inputs` can carry batched cotangents (ad/apply.hpp):
 // the highest rank of the values of the nodes it reaches, the roots and the inputs (tangent_shape's
-// P), or -1 when one of those nodes takes no batch (Node::batches_cotangents).
-int batched_backward_rank(std::span<const ImplPtr> roots, std::span<const ImplPtr> inputs);
+// P), or -1 when one of those nodes takes no batch (Node::batches_cotangents); `largest` gets the
+// most elements of one of those values.
+int batched_backward_rank(std::span<const ImplPtr> roots, std::span<const ImplPtr> inputs, std::int64_t& largest);
 
 // Held by every backward pass, one at a time in the process: a pass keeps its scratch in the nodes
 // and accumulates into leaves' .grad() in place. Tensor::grad() and zero_grad() take it too, so a

@@ -119,6 +119,28 @@ Tensor<U> jacobian_row(const ImplPtr& g, const ImplPtr& gi, const Tensor<T>& x) 
   }
 }
 
+// Columns e0 .. e0 + c - 1 of the n x n identity (one batch of directions), with `shape`
+// (tangent_shape of the input's shape under a batch of c).
+template <class T>
+Tensor<T> identity_columns(std::int64_t n, std::int64_t e0, std::int64_t c, const Shape& shape, Device d) {
+  std::vector<T> h(static_cast<std::size_t>(n * c), T(0));
+  for (std::int64_t j = 0; j < c; ++j) h[static_cast<std::size_t>(e0 + j + j * n)] = T(1);
+  return Tensor<T>::from_col_major(shape, h, d);
+}
+
+// One (co)tangent's parts from successive batches, joined along their last dimension (the
+// directions); null when no batch reached it.
+inline ImplPtr join_batches(const std::vector<ImplPtr>& parts) {
+  if (parts.empty() || !parts[0]) return ImplPtr();
+  if (parts.size() == 1) return parts[0];
+  return dispatch_floating(parts[0]->dtype, [&](auto z) {
+    using U = decltype(z);
+    std::vector<Tensor<U>> ts;
+    for (const ImplPtr& p : parts) ts.emplace_back(p);
+    return concat(ts, parts[0]->rank() - 1).impl();
+  });
+}
+
 // The block d(y)/d(x) from g, the cotangent of x in a batched reverse pass whose directions were
 // the unit vectors e_i of y (real dtypes): its columns are the rows J^T e_i.
 template <class U, class T>
@@ -145,16 +167,26 @@ void jacrev_blocks(const Tensor<U>& yk, const std::tuple<Tensor<T>...>& xi,
   const bool imag_pass = is_complex_v<U> && (... || !is_complex_v<T>);
   if constexpr (!is_complex_v<U> && (... && !is_complex_v<T>)) {
     const ImplPtr roots[] = {yk.impl()};
-    const int rank = yk.tracks_grad() && m > 1 && forward_depth() == 0 ? batched_backward_rank(roots, ins) : -1;
+    std::int64_t largest = 0;
+    const int rank =
+        yk.tracks_grad() && m > 1 && forward_depth() == 0 ? batched_backward_rank(roots, ins, largest) : -1;
     if (rank >= 0 && rank < kMaxRank) {
-      std::vector<ImplPtr> g;
-      {
-        const TangentBatchScope batch(rank, m);
-        const ImplPtr seeds[] = {reshape(Tensor<U>::eye(m, m, yk.device()), tangent_shape(yk.shape())).impl()};
-        g = run_backward({roots, seeds, ins, nested});
+      // The rows in batches of directions (one when they fit, directions_per_batch), each seeded
+      // with columns of the identity.
+      const std::int64_t per = directions_per_batch(m, std::max(largest, m));
+      std::array<std::vector<ImplPtr>, N> parts;
+      for (std::int64_t e0 = 0; e0 < m; e0 += per) {
+        const std::int64_t c = std::min(per, m - e0);
+        std::vector<ImplPtr> g;
+        {
+          const TangentBatchScope batch(rank, c);
+          const ImplPtr seeds[] = {identity_columns<U>(m, e0, c, tangent_shape(yk.shape()), yk.device()).impl()};
+          g = run_backward({roots, seeds, ins, nested});
+        }
+        for (std::size_t j = 0; j < N; ++j) parts[j].push_back(g[j]);
       }
       [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (blocks.push_back(block_from_rows<U>(g[J], std::get<J>(xi), yk)), ...);
+        (blocks.push_back(block_from_rows<U>(join_batches(parts[J]), std::get<J>(xi), yk)), ...);
       }
       (std::index_sequence_for<T...>{});
       return;
@@ -294,14 +326,22 @@ requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
             push(I);
             e = 1;
             if (detail::replay_batches(replay) && xj.numel() > 1) {
-              // All directions as one batch: the tangent of x_j is the identity, its columns the
-              // directions, in x_j's shape padded to the steps' rank (tangent_shape).
+              // All directions in batches (one when they fit, detail::directions_per_batch): the
+              // tangent of x_j is columns of the identity, in x_j's shape padded to the steps' rank
+              // (tangent_shape).
               const std::int64_t n = xj.numel();
-              const detail::TangentBatchScope batch(replay.rank, n);
-              v.impl()->tangent = reshape(Tensor<Tj>::eye(n, n, xj.device()), detail::tangent_shape(xj.shape())).impl();
-              for (const auto& step : replay.steps) step->run();
+              const std::int64_t per = detail::directions_per_batch(n, std::max(replay.largest, n));
               const auto flat = detail::flat_impls(y);
-              for (std::size_t k = 0; k < K; ++k) blocks_of[k][I] = flat[k] ? flat[k]->tangent : detail::ImplPtr();
+              std::array<std::vector<detail::ImplPtr>, K> parts;
+              for (std::int64_t e0 = 0; e0 < n; e0 += per) {
+                const std::int64_t c = std::min(per, n - e0);
+                const detail::TangentBatchScope batch(replay.rank, c);
+                v.impl()->tangent =
+                    detail::identity_columns<Tj>(n, e0, c, detail::tangent_shape(xj.shape()), xj.device()).impl();
+                for (const auto& step : replay.steps) step->run();
+                for (std::size_t k = 0; k < K; ++k) parts[k].push_back(flat[k] ? flat[k]->tangent : detail::ImplPtr());
+              }
+              for (std::size_t k = 0; k < K; ++k) blocks_of[k][I] = detail::join_batches(parts[k]);
               whole[I] = true;
               e = n;
             } else if (replay.usable) {
@@ -353,9 +393,10 @@ requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
 }
 
 // How jacfwd(f, x...) computes each input's columns (see the top of this file): batched (all
-// directions as one batch of tangents), replayed (the recorded JVP rules once per direction; then
-// `unbatched` names the ops whose rules take no batch) or full (a jvp of f per direction). It runs
-// f once per input, with a tangent, as jacfwd's first direction does.
+// directions as batches of tangents, as many directions at once as detail::directions_per_batch
+// allows; an input of one element needs only the first pass), replayed (the recorded JVP rules once
+// per direction; then `unbatched` names the ops whose rules take no batch) or full (a jvp of f per
+// direction). It runs f once per input, with a tangent, as jacfwd's first direction does.
 struct JacfwdPlan {
   enum class Mode { batched, replayed, full };
   std::vector<Mode> modes;

@@ -41,10 +41,11 @@ class Node {
   virtual void apply(GradList& grad_outputs, GradList& grad_inputs) = 0;
   // True for the accumulator node of a leaf tensor.
   virtual bool is_leaf() const { return false; }
-  // Whether the rule takes batched cotangents (ad/apply.hpp, tangent_shape), and the highest rank of
-  // the values it keeps (its inputs and saved outputs).
+  // Whether the rule takes batched cotangents (ad/apply.hpp, tangent_shape), and the highest rank and
+  // the most elements of the values it keeps (its inputs and saved outputs).
   virtual bool batches_cotangents() const { return false; }
   virtual int value_rank() const { return 0; }
+  virtual std::int64_t value_numel() const { return 0; }
 
   template <class N, class... A>
   static N* create(A&&... a) {
