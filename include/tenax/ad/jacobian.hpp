@@ -123,6 +123,7 @@ Tensor<U> jacobian_row(const ImplPtr& g, const ImplPtr& gi, const Tensor<T>& x) 
 // (tangent_shape of the input's shape under a batch of c).
 template <class T>
 Tensor<T> identity_columns(std::int64_t n, std::int64_t e0, std::int64_t c, const Shape& shape, Device d) {
+  if (e0 == 0 && c == n) return reshape(Tensor<T>::eye(n, n, d), shape);  // one batch: eye's own kernel
   std::vector<T> h(static_cast<std::size_t>(n * c), T(0));
   for (std::int64_t j = 0; j < c; ++j) h[static_cast<std::size_t>(e0 + j + j * n)] = T(1);
   return Tensor<T>::from_col_major(shape, h, d);
