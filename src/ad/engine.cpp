@@ -113,8 +113,7 @@ int batched_backward_rank(std::span<const ImplPtr> roots, std::span<const ImplPt
     stack.pop_back();
     if (std::find(stops.begin(), stops.end(), n) != stops.end()) continue;
     if (!n->batches_cotangents()) return -1;
-    rank = std::max(rank, n->value_rank());
-    largest = std::max(largest, n->value_numel());
+    n->value_extent(rank, largest);
     for (const auto& e : n->next)
       if (e.node && seen.insert(e.node.get()).second) stack.push_back(e.node.get());
   }

@@ -112,23 +112,40 @@ inline std::int64_t directions_per_batch(std::int64_t n, std::int64_t largest) {
 // batched_vjp), and elementwise ops (their rules are maps of the tangents and values, with
 // tangent_shape where they name a shape; sum_to keeps a batched cotangent's directions).
 template <class Op>
-constexpr bool batches_tangents() {
-  if constexpr (requires { Op::batched_jvp; })
-    return Op::batched_jvp;
-  else if constexpr (requires { Op::elementwise; })
+constexpr bool elementwise_op() {
+  if constexpr (requires { Op::elementwise; })
     return Op::elementwise;
   else
     return false;
 }
 template <class Op>
+constexpr bool batches_tangents() {
+  if constexpr (requires { Op::batched_jvp; })
+    return Op::batched_jvp;
+  else
+    return elementwise_op<Op>();
+}
+template <class Op>
 constexpr bool batches_cotangents() {
   if constexpr (requires { Op::batched_vjp; })
     return Op::batched_vjp;
-  else if constexpr (requires { Op::elementwise; })
-    return Op::elementwise;
   else
-    return false;
+    return elementwise_op<Op>();
 }
+
+// The highest rank and the most elements among the defined tensors of the tuples (the extent a
+// batch of (co)tangents of their values takes: tangent_shape's P, directions_per_batch).
+struct ValueExtent {
+  int rank = 0;
+  std::int64_t numel = 0;
+  template <class... Tup>
+  void see(const Tup&... tups) {
+    auto one = [&](const auto& t) {
+      if (t.defined()) rank = std::max(rank, t.dim()), numel = std::max(numel, t.numel());
+    };
+    (std::apply([&](const auto&... t) { (one(t), ...); }, tups), ...);
+  }
+};
 
 // What a JVP rule sees: inputs x, outputs y, input tangents dx (undefined = zero).
 template <class InTup, class OutTup>
@@ -229,23 +246,10 @@ class OpNode final : public Node {
   const char* name() const override { return Op::name; }
   OutTup& saved() { return saved_; }
   bool batches_cotangents() const override { return detail::batches_cotangents<Op>(); }
-  int value_rank() const override {
-    int r = 0;
-    auto see = [&](const auto& t) {
-      if (t.defined()) r = std::max(r, t.dim());
-    };
-    std::apply([&](const auto&... t) { (see(t), ...); }, in_);
-    std::apply([&](const auto&... t) { (see(t), ...); }, saved_);
-    return r;
-  }
-  std::int64_t value_numel() const override {
-    std::int64_t r = 0;
-    auto see = [&](const auto& t) {
-      if (t.defined()) r = std::max(r, t.numel());
-    };
-    std::apply([&](const auto&... t) { (see(t), ...); }, in_);
-    std::apply([&](const auto&... t) { (see(t), ...); }, saved_);
-    return r;
+  void value_extent(int& rank, std::int64_t& numel) const override {
+    ValueExtent e{rank, numel};
+    e.see(in_, saved_);
+    rank = e.rank, numel = e.numel;
   }
 
   void apply(GradList& gout, GradList& gin) override {
@@ -411,8 +415,7 @@ struct TangentReplay {
   std::vector<std::unique_ptr<TangentStep>> steps;
   bool usable = true;                  // false once a backward pass applied an op while recording (not replayable)
   bool batchable = true;               // every step's rule takes batched tangents (batches_tangents)
-  int rank = 0;                        // the highest rank of the steps' values (tangent_shape's P)
-  std::int64_t largest = 0;            // the most elements of one of them
+  ValueExtent extent;                  // of the steps' values (tangent_shape's P, the largest)
   std::vector<const char*> unbatched;  // the names of the recorded ops that take no batch
   template <class Op, class InTup, class OutTup>
   void record(const Op& op, const InTup& in, const OutTup& out, const OutTup& seen) {
@@ -420,11 +423,7 @@ struct TangentReplay {
       batchable = false;
       if (std::find(unbatched.begin(), unbatched.end(), Op::name) == unbatched.end()) unbatched.push_back(Op::name);
     }
-    auto see = [&](const auto& t) {
-      if (t.defined()) rank = std::max(rank, t.dim()), largest = std::max(largest, t.numel());
-    };
-    std::apply([&](const auto&... t) { (see(t), ...); }, in);
-    std::apply([&](const auto&... t) { (see(t), ...); }, out);
+    extent.see(in, out);
     steps.push_back(std::make_unique<ReplayedOp<Op, InTup, OutTup>>(op, in, out, seen));
   }
 };

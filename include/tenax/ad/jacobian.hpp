@@ -254,7 +254,7 @@ auto linearize_first(F& f, const std::tuple<Tensor<T>...>& xs, std::tuple<Tensor
 }
 
 // Whether the recorded steps can run once for all directions (tangent_shape's rank fits).
-inline bool replay_batches(const TangentReplay& r) { return r.usable && r.batchable && r.rank < kMaxRank; }
+inline bool replay_batches(const TangentReplay& r) { return r.usable && r.batchable && r.extent.rank < kMaxRank; }
 
 }  // namespace detail
 
@@ -331,12 +331,12 @@ requires(sizeof...(T) > 0) auto jacfwd(F&& f, const Tensor<T>&... x) {
               // tangent of x_j is columns of the identity, in x_j's shape padded to the steps' rank
               // (tangent_shape).
               const std::int64_t n = xj.numel();
-              const std::int64_t per = detail::directions_per_batch(n, std::max(replay.largest, n));
+              const std::int64_t per = detail::directions_per_batch(n, std::max(replay.extent.numel, n));
               const auto flat = detail::flat_impls(y);
               std::array<std::vector<detail::ImplPtr>, K> parts;
               for (std::int64_t e0 = 0; e0 < n; e0 += per) {
                 const std::int64_t c = std::min(per, n - e0);
-                const detail::TangentBatchScope batch(replay.rank, c);
+                const detail::TangentBatchScope batch(replay.extent.rank, c);
                 v.impl()->tangent =
                     detail::identity_columns<Tj>(n, e0, c, detail::tangent_shape(xj.shape()), xj.device()).impl();
                 for (const auto& step : replay.steps) step->run();

@@ -41,11 +41,13 @@ class Node {
   virtual void apply(GradList& grad_outputs, GradList& grad_inputs) = 0;
   // True for the accumulator node of a leaf tensor.
   virtual bool is_leaf() const { return false; }
-  // Whether the rule takes batched cotangents (ad/apply.hpp, tangent_shape), and the highest rank and
-  // the most elements of the values it keeps (its inputs and saved outputs).
+  // Whether the rule takes batched cotangents (ad/apply.hpp, tangent_shape); raises rank and numel to
+  // the highest rank and the most elements of the values it keeps (its inputs and saved outputs).
   virtual bool batches_cotangents() const { return false; }
-  virtual int value_rank() const { return 0; }
-  virtual std::int64_t value_numel() const { return 0; }
+  virtual void value_extent(int& rank, std::int64_t& numel) const {
+    (void)rank;
+    (void)numel;
+  }
 
   template <class N, class... A>
   static N* create(A&&... a) {
