@@ -543,7 +543,7 @@ class EigvalsFloor final : public Floor {
 };
 
 // The Pade degree and number of squarings tenax's matrix_exp picks for one m x m matrix
-// (detail::expm_scaling): the lowest degree whose theta bounds the 1-norm, else the top degree
+// (detail::expm_degree, expm_squarings): the lowest degree whose theta bounds the 1-norm, else the top degree
 // with ||A||_1 / 2^s <= theta.
 inline std::pair<const tenax::detail::PadeDegree*, int> pade_choice(const double* A, int m) {
   double eta = 0;
@@ -643,8 +643,8 @@ class Expm {
 };
 
 // exp(X) and its Frechet derivative L(X, dX) of m x m matrices together, as tenax's rule computes
-// them (detail::expm_frechet_pair: the approximant's products with their tangents, one getrf and
-// two getrs, and per squaring R <- R^2, L <- R L + L R), through the provider.
+// them (generic::matrix_exp_frechet and the CPU kernel of src/cpu/linalg_expm.cpp: the approximant's products with
+// their tangents, one getrf and two getrs, and per squaring R <- R^2, L <- R L + L R), through the provider.
 class ExpmFrechet {
  public:
   explicit ExpmFrechet(int m)

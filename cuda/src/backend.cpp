@@ -234,6 +234,10 @@ class CudaLinalg final : public BatchedLinalg<T> {
     return generic::slogdet(A);
   }
   std::tuple<Tensor<T>, Tensor<T>, I32> det(const Tensor<T>& A) const override { return generic::det(A); }
+  Tensor<T> matrix_exp(const Tensor<T>& A) const override { return generic::matrix_exp(A); }
+  Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const override {
+    return generic::matrix_exp_frechet(A, E);
+  }
   void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const override {
     generic::matmul_into(out, a, b, batch);
   }

@@ -268,6 +268,62 @@ void triangular_cases(const char* name) {
   expect_same(generic_triangular(op, A0, B0), op.forward(A0, B0), std::string(name) + " empty batch");
 }
 
+// matrix_exp and its Frechet derivative: the generic steps in tensor ops against the CPU's kernel,
+// which runs them per matrix in scratch. A batch of 1-norms from 0.01 to 1e3 takes the top degree
+// with 0 to 9 squarings (matrix 2 gets a NaN, matrix 3 an inf); a batch of small norms takes each
+// lower degree; transposed and broadcast operands; a batch large enough to be spread over the pool.
+template <class T>
+void matrix_exp_cases() {
+  using R = tx::real_t<T>;
+  // Random n x n matrices scaled to about the given 1-norms.
+  const auto scaled = [](std::int64_t n, std::vector<double> norms, std::uint64_t seed) {
+    auto A = tx::contiguous(Tensor<T>::randn({n, n, static_cast<std::int64_t>(norms.size())}, seed));
+    T* a = A.mutable_data();
+    for (std::size_t b = 0; b < norms.size(); ++b) {
+      T* m = a + static_cast<std::int64_t>(b) * n * n;
+      double norm = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        double c = 0;
+        for (std::int64_t i = 0; i < n; ++i) c += static_cast<double>(std::abs(m[i + j * n]));
+        norm = std::max(norm, c);
+      }
+      for (std::int64_t e = 0; e < n * n; ++e) m[e] *= T(static_cast<R>(norms[b] / norm));
+    }
+    return A;
+  };
+  const auto& degrees = tx::detail::pade_degrees<R>();
+  for (std::int64_t n : {1, 2, 5, 8}) {
+    const std::string at = " n=" + std::to_string(n);
+    auto A = scaled(n, {0.01, 3, 40, 1e3, 0.5}, 81);
+    A.mutable_data()[2 * n * n] = T(std::nan(""));
+    A.mutable_data()[3 * n * n + n - 1] = T(std::numeric_limits<R>::infinity());
+    const auto E = Tensor<T>::randn({n, n, 5}, 82);
+    expect_same(tx::detail::generic::matrix_exp(A), tx::ops::MatrixExp{}.forward(A), "matrix_exp" + at);
+    expect_same(tx::detail::generic::matrix_exp_frechet(A, E), tx::ops::ExpmFrechet{}.forward(A, E),
+                "matrix_exp_frechet" + at);
+    for (const auto& d : degrees) {
+      // Norms below theta_m: degree m without scaling.
+      const auto S = scaled(n, {d.theta * 0.9, d.theta * 0.2}, 83);
+      const auto Es = Tensor<T>::randn({n, n}, 84);
+      const std::string deg = at + " degree " + std::to_string(d.m);
+      expect_same(tx::detail::generic::matrix_exp(S), tx::ops::MatrixExp{}.forward(S), "matrix_exp" + deg);
+      expect_same(tx::detail::generic::matrix_exp_frechet(S, Es), tx::ops::ExpmFrechet{}.forward(S, Es),
+                  "matrix_exp_frechet E broadcast" + deg);
+      expect_same(tx::detail::generic::matrix_exp_frechet(S.mH(), Es), tx::ops::ExpmFrechet{}.forward(S.mH(), Es),
+                  "matrix_exp_frechet A^H view" + deg);
+    }
+  }
+  const auto big = scaled(8, std::vector<double>(80, 2.0), 85);
+  const auto Eb = Tensor<T>::randn({8, 8, 80}, 86);
+  expect_same(tx::detail::generic::matrix_exp(big), tx::ops::MatrixExp{}.forward(big), "matrix_exp batch of 80");
+  expect_same(tx::detail::generic::matrix_exp_frechet(big, Eb), tx::ops::ExpmFrechet{}.forward(big, Eb),
+              "matrix_exp_frechet batch of 80");
+  const auto A0 = Tensor<T>::randn({3, 3, 0}, 87);
+  expect_same(tx::detail::generic::matrix_exp(A0), tx::ops::MatrixExp{}.forward(A0), "matrix_exp empty batch");
+  expect_same(tx::detail::generic::matrix_exp_frechet(A0, A0), tx::ops::ExpmFrechet{}.forward(A0, A0),
+              "matrix_exp_frechet empty batch");
+}
+
 }  // namespace
 
 TEST(LinalgGeneric, TriangularSolveAndProductMatchTheFusedForward) {
@@ -341,4 +397,11 @@ TEST(LinalgGeneric, MatmulMatchesTheCpuKernel) {
   run(a, tx::slice(b, 2, 0, 1).reshape(tx::Shape{4, 5}), "B broadcast");
   run(tx::slice(Tensor<double>::randn({6, 4, 2}, 74), 0, 0, 6, 2), b, "A rows at stride 2 (cloned)");
   run(a, tx::expand(Tensor<double>::randn({4, 5, 1}, 75), {4, 5, 2}), "B expanded (stride-0 batch)");
+}
+
+TEST(LinalgGeneric, MatrixExpMatchesTheFusedForward) {
+  matrix_exp_cases<double>();
+  matrix_exp_cases<C>();
+  matrix_exp_cases<float>();
+  matrix_exp_cases<std::complex<float>>();
 }

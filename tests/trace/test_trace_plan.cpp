@@ -142,6 +142,30 @@ TEST(TracePlan, LinalgFactorizationsAreKernels) {
   expect_bitwise(g, f(a, b), "after the allocator check");
 }
 
+TEST(TracePlan, MatrixExpAndItsFrechetDerivativeAreKernels) {
+  // matrix_exp and its Frechet derivative (the rules of both modes) are one CPU kernel each, which
+  // chooses the Pade degree and the squarings at run time: compiled at a small norm, run at large
+  // ones, bit for bit against eager.
+  const auto W = Tensor<double>::randn({4, 4}, 9);
+  auto f = [W](const Tensor<double>& a0, const Tensor<double>& d0) {
+    const auto [y, dy] = tx::jvp([](const Tensor<double>& a) { return tx::linalg::matrix_exp(a); }, a0, d0);
+    const auto g = tx::grad([W](const Tensor<double>& a) { return tx::sum(tx::linalg::matrix_exp(a) * W); }, a0);
+    return y + dy + g;
+  };
+  const auto a = Tensor<double>::randn({4, 4}, 1) * 0.01, d = Tensor<double>::randn({4, 4}, 2);
+  const auto p = tx::compile(f, a, d);
+  (void)p(a, d);
+  const std::string dump = p.str();
+  show(dump);
+  EXPECT_TRUE(has(step_line(dump, "matrix_exp"), "[kernel, slot")) << dump;
+  EXPECT_TRUE(has(step_line(dump, "matrix_exp_frechet"), "[kernel, slot")) << dump;
+  EXPECT_FALSE(has(dump, "[forward]")) << dump;
+  for (double scale : {0.01, 0.5, 3.0, 40.0}) {
+    const auto a2 = Tensor<double>::randn({4, 4}, 3) * scale, d2 = Tensor<double>::randn({4, 4}, 4);
+    expect_bitwise(p(a2, d2), f(a2, d2), "prepared run at scale " + std::to_string(scale));
+  }
+}
+
 TEST(TracePlan, LinalgFailuresInPreparedRuns) {
   // A prepared factorization reports failure as eager does: cholesky_ex's info and NaN factor for
   // a matrix that is not positive definite, and qr's LinAlgError for a NaN input, after which the

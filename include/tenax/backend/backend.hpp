@@ -107,6 +107,12 @@ class BatchedLinalg {
   virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32> slogdet(const Tensor<T>& A) const = 0;
   // det, LU, pivots (ops/linalg/det.hpp).
   virtual std::tuple<Tensor<T>, Tensor<T>, I32> det(const Tensor<T>& A) const = 0;
+  // exp(A) per matrix (ops/linalg/matrix_exp.hpp: scaling and squaring with one Pade degree for
+  // the batch, from its largest 1-norm, and squarings per matrix).
+  virtual Tensor<T> matrix_exp(const Tensor<T>& A) const = 0;
+  // L(A, E), the Frechet derivative of exp at A in the direction E (E broadcast over A's batch), by
+  // differentiating matrix_exp's algorithm (ops/linalg/matrix_exp.hpp, ExpmFrechet).
+  virtual Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const = 0;
   // out = a b for each matrix of the batch shape `batch` (a and b broadcast over it, any strides;
   // out contiguous, m x n x batch, k > 0) (ops/linalg/matmul.hpp).
   virtual void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const = 0;

@@ -320,4 +320,155 @@ void matmul_into(const Tensor<T>& out, const Tensor<T>& a_in, const Tensor<T>& b
   }
 }
 
+// matrix_exp and its Frechet derivative (ops/linalg/matrix_exp.hpp) in tensor ops; the CPU's fused
+// kernels (src/cpu/linalg_expm.cpp) run the same steps on each matrix and give the same bits.
+// r_m(X) for a batch of matrices X: U = X (sum of the odd terms / X), V = the even terms,
+// r = (V - U)^-1 (V + U). Degree 13 evaluates the high powers by Horner in X^6 (Higham's
+// algorithm 2.3: six products and one solve).
+template <class T>
+Tensor<T> pade_approximant(const Tensor<T>& X, const PadeDegree& p) {
+  const std::int64_t n = X.shape()[0];
+  const Tensor<T> I = batch_eye<T>(n, mat_batch_shape(X.shape()), X.device());
+  auto b = [&](int j) { return static_cast<T>(p.b[static_cast<std::size_t>(j)]); };
+  const Tensor<T> X2 = matmul(X, X);
+  Tensor<T> U, V;
+  if (p.m == 13) {
+    const Tensor<T> X4 = matmul(X2, X2), X6 = matmul(X4, X2);
+    const Tensor<T> u_hi = add(add(mul(X6, b(13)), mul(X4, b(11))), mul(X2, b(9)));
+    const Tensor<T> v_hi = add(add(mul(X6, b(12)), mul(X4, b(10))), mul(X2, b(8)));
+    const Tensor<T> u_lo = add(add(add(mul(X6, b(7)), mul(X4, b(5))), mul(X2, b(3))), mul(I, b(1)));
+    const Tensor<T> v_lo = add(add(add(mul(X6, b(6)), mul(X4, b(4))), mul(X2, b(2))), mul(I, b(0)));
+    U = matmul(X, add(matmul(X6, u_hi), u_lo));
+    V = add(matmul(X6, v_hi), v_lo);
+  } else {
+    // sum_k b_{2k+1} X^{2k} and sum_k b_{2k} X^{2k} over the even powers X^0, X^2, ..., X^{m-1}.
+    Tensor<T> u = mul(I, b(1)), v = mul(I, b(0)), Xk = X2;
+    for (int k = 2; k <= p.m; k += 2) {
+      u = add(u, mul(Xk, b(k + 1)));
+      v = add(v, mul(Xk, b(k)));
+      if (k + 2 <= p.m) Xk = matmul(Xk, X2);
+    }
+    U = matmul(X, u);
+    V = v;
+  }
+  return std::get<0>(ops::Solve{}.forward(sub(V, U), add(V, U)));
+}
+
+// The scaling of a batch: one Pade degree for all its matrices (the lowest that serves every
+// matrix without scaling, else the top one) and, with the top degree, each matrix's own number of
+// squarings s (||A||_1 / 2^s <= theta). The 1-norms are read on the host (one synchronisation on a
+// device); a matrix holding inf or NaN gets s = 0 (its result is NaN).
+struct ExpmScaling {
+  const PadeDegree* degree = nullptr;
+  std::vector<int> s;
+  int s_max = 0;
+};
+
+template <class T>
+ExpmScaling expm_scaling(const Tensor<T>& A) {
+  using R = real_t<T>;
+  const std::vector<R> norms = max(sum(abs(A), {0}, false), {0}, false).to_vector();
+  double eta = 0;
+  for (R v : norms)
+    if (std::isfinite(static_cast<double>(v))) eta = std::max(eta, static_cast<double>(v));
+  ExpmScaling sc;
+  sc.degree = &expm_degree<R>(eta);
+  for (R v : norms) {
+    sc.s.push_back(expm_squarings<R>(static_cast<double>(v), *sc.degree));
+    sc.s_max = std::max(sc.s_max, sc.s.back());
+  }
+  return sc;
+}
+
+// X / 2^s per matrix (X unchanged when no matrix is scaled).
+template <class T>
+Tensor<T> scale_down(const Tensor<T>& X, const ExpmScaling& sc) {
+  if (sc.s_max == 0) return X;
+  std::vector<T> scale;
+  for (int si : sc.s) scale.push_back(static_cast<T>(std::ldexp(1.0, -si)));
+  return mul(X, Tensor<T>::from_col_major(with_batch(1, 1, mat_batch_shape(X.shape())), scale, X.device()));
+}
+
+// Whether each matrix is squared at step k (1 x 1 x batch), or undefined when all are.
+template <class T>
+Tensor<bool> squared_at(int k, const ExpmScaling& sc, const Tensor<T>& like) {
+  if (std::all_of(sc.s.begin(), sc.s.end(), [k](int si) { return si > k; })) return {};
+  std::vector<bool> more;
+  for (int si : sc.s) more.push_back(si > k);
+  return Tensor<bool>::from_col_major(with_batch(1, 1, mat_batch_shape(like.shape())), more, like.device());
+}
+
+// exp(A) for each matrix of A (n x n x batch), scaled per matrix and squared back (expm_scaling).
+template <class T>
+Tensor<T> matrix_exp(const Tensor<T>& A) {
+  if (A.numel() == 0) return Tensor<T>::empty(A.shape(), A.device());
+  const ExpmScaling sc = expm_scaling(A);
+  Tensor<T> E = pade_approximant(scale_down(A, sc), *sc.degree);
+  for (int k = 0; k < sc.s_max; ++k) {
+    const Tensor<T> E2 = matmul(E, E);
+    const Tensor<bool> more = squared_at(k, sc, A);
+    E = more.defined() ? where(more, E2, E) : E2;
+  }
+  return E;
+}
+
+// The Frechet derivative L(A, E), computed with exp(A), by differentiating the scaling and squaring
+// algorithm (Al-Mohy and Higham 2009, "Computing the Frechet derivative of the matrix exponential",
+// algorithm 6.4): every product of the Pade approximant carries its tangent (d(XY) = dX Y + X dY),
+// the solve reuses its LU (dR = Q^-1 (dP - dQ R)), and each squaring R <- R^2 takes L <- R L + L R.
+// About three exponentials' work, against eight for the block exponential of order 2n. The degree
+// and scaling are expm's for A (expm_scaling, Higham 2005's theta_m), not the somewhat smaller
+// bounds l_m that Al-Mohy and Higham derive for L's backward error; the gradient harness checks L.
+template <class T>
+Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) {
+  if (A.numel() == 0) return Tensor<T>::empty(A.shape(), A.device());
+  const ExpmScaling sc = expm_scaling(A);
+  const PadeDegree& p = *sc.degree;
+  const Tensor<T> X = scale_down(A, sc), dX = scale_down(broadcast_to(E, A.shape()), sc);
+  const std::int64_t n = A.shape()[0];
+  const Tensor<T> I = batch_eye<T>(n, mat_batch_shape(A.shape()), A.device());
+  auto b = [&](int j) { return static_cast<T>(p.b[static_cast<std::size_t>(j)]); };
+  auto prod = [](const Tensor<T>& x, const Tensor<T>& dx, const Tensor<T>& y, const Tensor<T>& dy) {
+    return std::pair{matmul(x, y), add(matmul(dx, y), matmul(x, dy))};
+  };
+  const auto [X2, dX2] = prod(X, dX, X, dX);
+  Tensor<T> U, dU, V, dV;
+  if (p.m == 13) {
+    const auto [X4, dX4] = prod(X2, dX2, X2, dX2);
+    const auto [X6, dX6] = prod(X4, dX4, X2, dX2);
+    auto comb = [&](const Tensor<T>& a6, const Tensor<T>& a4, const Tensor<T>& a2, int j6, int j4, int j2) {
+      return add(add(mul(a6, b(j6)), mul(a4, b(j4))), mul(a2, b(j2)));
+    };
+    const Tensor<T> u_hi = comb(X6, X4, X2, 13, 11, 9), du_hi = comb(dX6, dX4, dX2, 13, 11, 9);
+    const Tensor<T> v_hi = comb(X6, X4, X2, 12, 10, 8), dv_hi = comb(dX6, dX4, dX2, 12, 10, 8);
+    const Tensor<T> u_lo = add(comb(X6, X4, X2, 7, 5, 3), mul(I, b(1))), du_lo = comb(dX6, dX4, dX2, 7, 5, 3);
+    const Tensor<T> v_lo = add(comb(X6, X4, X2, 6, 4, 2), mul(I, b(0))), dv_lo = comb(dX6, dX4, dX2, 6, 4, 2);
+    const auto [W6, dW6] = prod(X6, dX6, u_hi, du_hi);
+    const Tensor<T> W = add(W6, u_lo), dW = add(dW6, du_lo);
+    std::tie(U, dU) = prod(X, dX, W, dW);
+    const auto [V6, dV6] = prod(X6, dX6, v_hi, dv_hi);
+    V = add(V6, v_lo), dV = add(dV6, dv_lo);
+  } else {
+    Tensor<T> u = mul(I, b(1)), v = mul(I, b(0)), du, dv, Xk = X2, dXk = dX2;
+    for (int k = 2; k <= p.m; k += 2) {
+      u = add(u, mul(Xk, b(k + 1))), du = detail::accumulate(du, mul(dXk, b(k + 1)));
+      v = add(v, mul(Xk, b(k))), dv = detail::accumulate(dv, mul(dXk, b(k)));
+      if (k + 2 <= p.m) std::tie(Xk, dXk) = prod(Xk, dXk, X2, dX2);
+    }
+    std::tie(U, dU) = prod(X, dX, u, du);
+    V = v, dV = dv;
+  }
+  auto [R, LU, piv, info] = ops::Solve{}.forward(sub(V, U), add(V, U));
+  (void)info;
+  const Tensor<T> rhs = sub(add(dV, dU), matmul(sub(dV, dU), R));
+  Tensor<T> L = ops::SavedLuSolve{tenax::cpu::Trans::N}.forward(sub(V, U), LU, piv, rhs);
+  for (int k = 0; k < sc.s_max; ++k) {
+    const Tensor<T> L2 = add(matmul(R, L), matmul(L, R)), R2 = matmul(R, R);
+    const Tensor<bool> more = squared_at(k, sc, A);
+    L = more.defined() ? where(more, L2, L) : L2;
+    R = more.defined() ? where(more, R2, R) : R2;
+  }
+  return L;
+}
+
 }  // namespace tenax::detail::generic

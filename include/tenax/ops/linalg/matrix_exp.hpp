@@ -1,11 +1,13 @@
 #pragma once
 // matrix_exp: exp(A) by scaling and squaring with a diagonal Pade approximant (Higham 2005, "The
-// scaling and squaring method for the matrix exponential revisited"): the degree and the number of
-// squarings come from the 1-norm through the backward-error bounds theta_m of that paper, per
-// matrix. Derivatives are the Frechet derivative L(A, E), computed with exp(A) by differentiating
-// the algorithm (Al-Mohy and Higham 2009), and the adjoint L(A, .)^* = L(A^H, .); L's own
-// derivatives come from exp([[A, E], [0, A]]) = [[exp(A), L(A, E)], [0, exp(A)]] (Mathias 1996),
-// Frechet derivatives of order 2n, so every order works.
+// scaling and squaring method for the matrix exponential revisited"): the degree comes from the
+// batch's largest 1-norm and the number of squarings from each matrix's, through the backward-error
+// bounds theta_m of that paper. The device's backend computes it (BatchedLinalg::matrix_exp: on the
+// CPU one fused kernel, src/cpu/linalg_expm.cpp; elsewhere generic::matrix_exp, the same steps in
+// tensor ops, backend/generic_linalg.hpp). Derivatives are the Frechet derivative L(A, E), computed with exp(A) by
+// differentiating the algorithm (Al-Mohy and Higham 2009), and the adjoint L(A, .)^* = L(A^H, .); L's own derivatives
+// come from exp([[A, E], [0, A]]) = [[exp(A), L(A, E)], [0, exp(A)]] (Mathias 1996), Frechet derivatives of order 2n,
+// so every order works.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -15,13 +17,10 @@
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
+#include "tenax/backend/backend.hpp"
 #include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/linalg/common.hpp"
-#include "tenax/ops/linalg/lu_solve.hpp"
-#include "tenax/ops/linalg/solve.hpp"
-#include "tenax/ops/reduce/extremum.hpp"
-#include "tenax/ops/reduce/sum.hpp"
 
 namespace tenax {
 namespace detail {
@@ -72,163 +71,22 @@ const std::vector<PadeDegree>& pade_degrees() {
     return dbl;
 }
 
-// r_m(X) for a batch of matrices X: U = X (sum of the odd terms / X), V = the even terms,
-// r = (V - U)^-1 (V + U). Degree 13 evaluates the high powers by Horner in X^6 (Higham's
-// algorithm 2.3: six products and one solve).
-template <class T>
-Tensor<T> pade_approximant(const Tensor<T>& X, const PadeDegree& p) {
-  const std::int64_t n = X.shape()[0];
-  const Tensor<T> I = batch_eye<T>(n, mat_batch_shape(X.shape()), X.device());
-  auto b = [&](int j) { return static_cast<T>(p.b[static_cast<std::size_t>(j)]); };
-  const Tensor<T> X2 = matmul(X, X);
-  Tensor<T> U, V;
-  if (p.m == 13) {
-    const Tensor<T> X4 = matmul(X2, X2), X6 = matmul(X4, X2);
-    const Tensor<T> u_hi = add(add(mul(X6, b(13)), mul(X4, b(11))), mul(X2, b(9)));
-    const Tensor<T> v_hi = add(add(mul(X6, b(12)), mul(X4, b(10))), mul(X2, b(8)));
-    const Tensor<T> u_lo = add(add(add(mul(X6, b(7)), mul(X4, b(5))), mul(X2, b(3))), mul(I, b(1)));
-    const Tensor<T> v_lo = add(add(add(mul(X6, b(6)), mul(X4, b(4))), mul(X2, b(2))), mul(I, b(0)));
-    U = matmul(X, add(matmul(X6, u_hi), u_lo));
-    V = add(matmul(X6, v_hi), v_lo);
-  } else {
-    // sum_k b_{2k+1} X^{2k} and sum_k b_{2k} X^{2k} over the even powers X^0, X^2, ..., X^{m-1}.
-    Tensor<T> u = mul(I, b(1)), v = mul(I, b(0)), Xk = X2;
-    for (int k = 2; k <= p.m; k += 2) {
-      u = add(u, mul(Xk, b(k + 1)));
-      v = add(v, mul(Xk, b(k)));
-      if (k + 2 <= p.m) Xk = matmul(Xk, X2);
-    }
-    U = matmul(X, u);
-    V = v;
-  }
-  return std::get<0>(ops::Solve{}.forward(sub(V, U), add(V, U)));
-}
-
-// The scaling of a batch: one Pade degree for all its matrices (the lowest that serves every
-// matrix without scaling, else the top one) and, with the top degree, each matrix's own number of
-// squarings s (||A||_1 / 2^s <= theta). The 1-norms are read on the host (one synchronisation on a
-// device); a matrix holding inf or NaN gets s = 0 (its result is NaN).
-struct ExpmScaling {
-  const PadeDegree* degree = nullptr;
-  std::vector<int> s;
-  int s_max = 0;
-};
-
-template <class T>
-ExpmScaling expm_scaling(const Tensor<T>& A) {
-  using R = real_t<T>;
-  const std::vector<R> norms = max(sum(abs(A), {0}, false), {0}, false).to_vector();
+// The Pade degree of a batch whose largest finite 1-norm is eta: the lowest degree that serves it
+// without scaling, else the top one (Higham 2005, algorithm 2.3, with one degree for the batch).
+template <class R>
+const PadeDegree& expm_degree(double eta) {
   const auto& degrees = pade_degrees<R>();
-  const PadeDegree& top = degrees.back();
-  double eta = 0;
-  for (R v : norms)
-    if (std::isfinite(static_cast<double>(v))) eta = std::max(eta, static_cast<double>(v));
-  ExpmScaling sc;
-  sc.degree = &top;
   for (const PadeDegree& d : degrees)
-    if (eta <= d.theta) {
-      sc.degree = &d;
-      break;
-    }
-  sc.s.assign(norms.size(), 0);
-  if (sc.degree == &top)
-    for (std::size_t i = 0; i < norms.size(); ++i) {
-      const double v = static_cast<double>(norms[i]);
-      if (std::isfinite(v) && v > top.theta) sc.s[i] = static_cast<int>(std::ceil(std::log2(v / top.theta)));
-      sc.s_max = std::max(sc.s_max, sc.s[i]);
-    }
-  return sc;
+    if (eta <= d.theta) return d;
+  return degrees.back();
 }
 
-// X / 2^s per matrix (X unchanged when no matrix is scaled).
-template <class T>
-Tensor<T> scale_down(const Tensor<T>& X, const ExpmScaling& sc) {
-  if (sc.s_max == 0) return X;
-  std::vector<T> scale;
-  for (int si : sc.s) scale.push_back(static_cast<T>(std::ldexp(1.0, -si)));
-  return mul(X, Tensor<T>::from_col_major(with_batch(1, 1, mat_batch_shape(X.shape())), scale, X.device()));
-}
-
-// Whether each matrix is squared at step k (1 x 1 x batch), or undefined when all are.
-template <class T>
-Tensor<bool> squared_at(int k, const ExpmScaling& sc, const Tensor<T>& like) {
-  if (std::all_of(sc.s.begin(), sc.s.end(), [k](int si) { return si > k; })) return {};
-  std::vector<bool> more;
-  for (int si : sc.s) more.push_back(si > k);
-  return Tensor<bool>::from_col_major(with_batch(1, 1, mat_batch_shape(like.shape())), more, like.device());
-}
-
-// exp(A) for each matrix of A (n x n x batch), scaled per matrix and squared back (expm_scaling).
-template <class T>
-Tensor<T> expm(const Tensor<T>& A) {
-  if (A.numel() == 0) return clone(A);
-  const ExpmScaling sc = expm_scaling(A);
-  Tensor<T> E = pade_approximant(scale_down(A, sc), *sc.degree);
-  for (int k = 0; k < sc.s_max; ++k) {
-    const Tensor<T> E2 = matmul(E, E);
-    const Tensor<bool> more = squared_at(k, sc, A);
-    E = more.defined() ? where(more, E2, E) : E2;
-  }
-  return E;
-}
-
-// exp(A) and its Frechet derivative L(A, E) together, by differentiating the scaling and squaring
-// algorithm (Al-Mohy and Higham 2009, "Computing the Frechet derivative of the matrix exponential",
-// algorithm 6.4): every product of the Pade approximant carries its tangent (d(XY) = dX Y + X dY),
-// the solve reuses its LU (dR = Q^-1 (dP - dQ R)), and each squaring R <- R^2 takes L <- R L + L R.
-// About three exponentials' work, against eight for the block exponential of order 2n. The degree
-// and scaling are expm's for A (expm_scaling, Higham 2005's theta_m), not the somewhat smaller
-// bounds l_m that Al-Mohy and Higham derive for L's backward error; the gradient harness checks L.
-template <class T>
-std::pair<Tensor<T>, Tensor<T>> expm_frechet_pair(const Tensor<T>& A, const Tensor<T>& E) {
-  if (A.numel() == 0) return {clone(A), clone(E)};
-  const ExpmScaling sc = expm_scaling(A);
-  const PadeDegree& p = *sc.degree;
-  const Tensor<T> X = scale_down(A, sc), dX = scale_down(broadcast_to(E, A.shape()), sc);
-  const std::int64_t n = A.shape()[0];
-  const Tensor<T> I = batch_eye<T>(n, mat_batch_shape(A.shape()), A.device());
-  auto b = [&](int j) { return static_cast<T>(p.b[static_cast<std::size_t>(j)]); };
-  auto prod = [](const Tensor<T>& x, const Tensor<T>& dx, const Tensor<T>& y, const Tensor<T>& dy) {
-    return std::pair{matmul(x, y), add(matmul(dx, y), matmul(x, dy))};
-  };
-  const auto [X2, dX2] = prod(X, dX, X, dX);
-  Tensor<T> U, dU, V, dV;
-  if (p.m == 13) {
-    const auto [X4, dX4] = prod(X2, dX2, X2, dX2);
-    const auto [X6, dX6] = prod(X4, dX4, X2, dX2);
-    auto comb = [&](const Tensor<T>& a6, const Tensor<T>& a4, const Tensor<T>& a2, int j6, int j4, int j2) {
-      return add(add(mul(a6, b(j6)), mul(a4, b(j4))), mul(a2, b(j2)));
-    };
-    const Tensor<T> u_hi = comb(X6, X4, X2, 13, 11, 9), du_hi = comb(dX6, dX4, dX2, 13, 11, 9);
-    const Tensor<T> v_hi = comb(X6, X4, X2, 12, 10, 8), dv_hi = comb(dX6, dX4, dX2, 12, 10, 8);
-    const Tensor<T> u_lo = add(comb(X6, X4, X2, 7, 5, 3), mul(I, b(1))), du_lo = comb(dX6, dX4, dX2, 7, 5, 3);
-    const Tensor<T> v_lo = add(comb(X6, X4, X2, 6, 4, 2), mul(I, b(0))), dv_lo = comb(dX6, dX4, dX2, 6, 4, 2);
-    const auto [W6, dW6] = prod(X6, dX6, u_hi, du_hi);
-    const Tensor<T> W = add(W6, u_lo), dW = add(dW6, du_lo);
-    std::tie(U, dU) = prod(X, dX, W, dW);
-    const auto [V6, dV6] = prod(X6, dX6, v_hi, dv_hi);
-    V = add(V6, v_lo), dV = add(dV6, dv_lo);
-  } else {
-    Tensor<T> u = mul(I, b(1)), v = mul(I, b(0)), du, dv, Xk = X2, dXk = dX2;
-    for (int k = 2; k <= p.m; k += 2) {
-      u = add(u, mul(Xk, b(k + 1))), du = detail::accumulate(du, mul(dXk, b(k + 1)));
-      v = add(v, mul(Xk, b(k))), dv = detail::accumulate(dv, mul(dXk, b(k)));
-      if (k + 2 <= p.m) std::tie(Xk, dXk) = prod(Xk, dXk, X2, dX2);
-    }
-    std::tie(U, dU) = prod(X, dX, u, du);
-    V = v, dV = dv;
-  }
-  auto [R, LU, piv, info] = ops::Solve{}.forward(sub(V, U), add(V, U));
-  (void)info;
-  const Tensor<T> rhs = sub(add(dV, dU), matmul(sub(dV, dU), R));
-  Tensor<T> L = ops::SavedLuSolve{tenax::cpu::Trans::N}.forward(sub(V, U), LU, piv, rhs);
-  for (int k = 0; k < sc.s_max; ++k) {
-    const Tensor<T> L2 = add(matmul(R, L), matmul(L, R)), R2 = matmul(R, R);
-    const Tensor<bool> more = squared_at(k, sc, A);
-    L = more.defined() ? where(more, L2, L) : L2;
-    R = more.defined() ? where(more, R2, R) : R2;
-  }
-  return {R, L};
+// The squarings of a matrix of 1-norm v at the batch's degree d: with the top degree, the least s
+// with v / 2^s <= theta; otherwise, and for an inf or NaN norm (the result is NaN), none.
+template <class R>
+int expm_squarings(double v, const PadeDegree& d) {
+  if (&d != &pade_degrees<R>().back() || !std::isfinite(v) || v <= d.theta) return 0;
+  return static_cast<int>(std::ceil(std::log2(v / d.theta)));
 }
 
 // The upper triangular block matrix [[A, E], [0, A]] (2n x 2n x batch); E's batch broadcast to A's.
@@ -248,18 +106,20 @@ Tensor<T> block_of(const Tensor<T>& X, std::int64_t n, std::int64_t r0, std::int
 
 namespace ops {
 
-// L(A, E), the Frechet derivative of exp at A in the direction E (detail::expm_frechet_pair).
+// L(A, E), the Frechet derivative of exp at A in the direction E, from the device's backend (the
+// CPU's fused kernel, src/cpu/linalg_expm.cpp; generic::matrix_exp_frechet elsewhere).
 // L is linear in E and L(A, E) is the top right block of exp(M), M = [[A, E], [0, A]], so its own
 // derivatives are Frechet derivatives of order 2n (this op again, so every order works):
 //   dL = [L(M, [[dA, dE], [0, dA]])]_12;
 //   gM = L(M^H, [[0, G], [0, 0]]):  gA = gM_11 + gM_22,  gE = gM_12.
 struct ExpmFrechet {
   static constexpr const char* name = "matrix_exp_frechet";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
   static constexpr bool saves_outputs = false;
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& E) const {
-    return detail::expm_frechet_pair(A, E).second;
+    return detail::linalg_backend<T>(name, A.device()).matrix_exp_frechet(A, E);
   }
   template <class C>
   auto jvp(const C& c) const {
@@ -290,11 +150,12 @@ struct ExpmFrechet {
 
 struct MatrixExp {
   static constexpr const char* name = "matrix_exp";
+  static constexpr bool one_kernel = true;      // on the CPU, forward is one captured kernel
   static constexpr bool saves_outputs = false;  // the rules read A only
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& A) const {
-    return detail::expm(A);
+    return detail::linalg_backend<T>(name, A.device()).matrix_exp(A);
   }
   // dE = L(A, dA);  gA = L(A^H, gE)  (docs/MATH.md: the adjoint of a primary matrix function's
   // Frechet derivative is the Frechet derivative at A^H), both the ExpmFrechet op.
