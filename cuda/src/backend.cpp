@@ -234,6 +234,10 @@ class CudaLinalg final : public BatchedLinalg<T> {
     return generic::slogdet(A);
   }
   std::tuple<Tensor<T>, Tensor<T>, I32> det(const Tensor<T>& A) const override { return generic::det(A); }
+  std::tuple<Tensor<T>, Tensor<R>, Tensor<T>> pinv(const char* op, const Tensor<T>& A, const Tensor<T>& B, double atol,
+                                                   double rtol) const override {
+    return generic::pinv(op, A, B, atol, rtol);
+  }
   Tensor<T> matrix_exp(const Tensor<T>& A) const override { return generic::matrix_exp(A); }
   Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const override {
     return generic::matrix_exp_frechet(A, E);

@@ -95,6 +95,8 @@ class CpuLinalg final : public BatchedLinalg<T> {
   std::tuple<Tensor<T>, Tensor<T>, I32, I32> solve(const Tensor<T>& A, const Tensor<T>& B) const override;
   std::tuple<Tensor<T>, Tensor<R>, Tensor<T>, I32> slogdet(const Tensor<T>& A) const override;
   std::tuple<Tensor<T>, Tensor<T>, I32> det(const Tensor<T>& A) const override;
+  std::tuple<Tensor<T>, Tensor<R>, Tensor<T>> pinv(const char* op, const Tensor<T>& A, const Tensor<T>& B, double atol,
+                                                   double rtol) const override;
   Tensor<T> matrix_exp(const Tensor<T>& A) const override;
   Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const override;
   void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const override;

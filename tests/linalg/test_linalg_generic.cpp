@@ -324,6 +324,46 @@ void matrix_exp_cases() {
               "matrix_exp_frechet empty batch");
 }
 
+// pinv and lstsq's forward: the SVD op and tensor ops against the CPU's kernel (gesdd, the
+// tolerance and the products per matrix). Tall, wide and square; a rank-deficient matrix whose
+// smallest value the tolerance drops; B batched, broadcast and transposed; a failing SVD raises
+// the same error.
+template <class T>
+void pinv_cases() {
+  for (auto [m, n] : {std::pair{5, 3}, std::pair{3, 5}, std::pair{4, 4}, std::pair{1, 1}}) {
+    const std::string at = " " + std::to_string(m) + "x" + std::to_string(n);
+    auto A = tx::contiguous(Tensor<T>::randn({m, n, 3}, 91));
+    if (m == 4)  // matrix 1 of rank 3: its last column the sum of the first two
+      for (std::int64_t i = 0; i < m; ++i)
+        A.mutable_data()[16 + 12 + i] = A.mutable_data()[16 + i] + A.mutable_data()[16 + 4 + i];
+    const auto B = Tensor<T>::randn({m, 2, 3}, 92), B1 = Tensor<T>::randn({m, 2}, 93);
+    const auto Bt = Tensor<T>::randn({2, m, 3}, 94).mT();
+    for (double atol : {0.0, 0.5}) {
+      const tx::detail::Tolerance tol{atol, 1e-6};
+      const std::string what = at + " atol=" + std::to_string(atol);
+      auto [Pg, Sg, Xg] = tx::detail::generic::pinv("lstsq", A, B, tol.atol, tol.rtol);
+      auto [Xw, Pw, Sw] = tx::ops::Lstsq{tol}.forward(A, B);
+      expect_same(Xg, Xw, "lstsq X" + what);
+      expect_same(Pg, Pw, "lstsq P" + what);
+      expect_same(Sg, Sw, "lstsq S" + what);
+      expect_same(std::get<2>(tx::detail::generic::pinv("lstsq", A, B1, tol.atol, tol.rtol)),
+                  std::get<0>(tx::ops::Lstsq{tol}.forward(A, B1)), "lstsq B broadcast" + what);
+      expect_same(std::get<2>(tx::detail::generic::pinv("lstsq", A, Bt, tol.atol, tol.rtol)),
+                  std::get<0>(tx::ops::Lstsq{tol}.forward(A, Bt)), "lstsq B^T view" + what);
+      expect_same(std::get<0>(tx::detail::generic::pinv("pinv", A.mT(), Tensor<T>(), tol.atol, tol.rtol)),
+                  std::get<0>(tx::ops::Pinv{tol}.forward(A.mT())), "pinv of A^T view" + what);
+    }
+  }
+  auto bad = tx::contiguous(Tensor<T>::randn({3, 2, 2}, 95));
+  bad.mutable_data()[7] = T(std::nan(""));
+  const tx::detail::Tolerance tol{0.0, 1e-6};
+  const std::string eg = tx::testing::error_of([&] { tx::detail::generic::pinv("pinv", bad, Tensor<T>(), 0.0, 1e-6); });
+  const std::string ec = tx::testing::error_of([&] { tx::ops::Pinv{tol}.forward(bad); });
+  EXPECT_FALSE(eg.empty());
+  EXPECT_EQ(eg, ec);
+  EXPECT_NE(ec.find("[pinv]"), std::string::npos) << ec;
+}
+
 }  // namespace
 
 TEST(LinalgGeneric, TriangularSolveAndProductMatchTheFusedForward) {
@@ -404,4 +444,11 @@ TEST(LinalgGeneric, MatrixExpMatchesTheFusedForward) {
   matrix_exp_cases<C>();
   matrix_exp_cases<float>();
   matrix_exp_cases<std::complex<float>>();
+}
+
+TEST(LinalgGeneric, PinvAndLstsqMatchTheFusedForward) {
+  pinv_cases<double>();
+  pinv_cases<C>();
+  pinv_cases<float>();
+  pinv_cases<std::complex<float>>();
 }

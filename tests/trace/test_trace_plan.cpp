@@ -166,6 +166,34 @@ TEST(TracePlan, MatrixExpAndItsFrechetDerivativeAreKernels) {
   }
 }
 
+TEST(TracePlan, PinvAndLstsqAreKernels) {
+  // pinv and lstsq (the SVD, the tolerance and the products) are one CPU kernel each; with their
+  // rules' products and the tolerance's choice at run time, prepared runs match eager bit for bit,
+  // also where the tolerance drops a value the first run kept.
+  const auto B = Tensor<double>::randn({5, 2}, 8);
+  auto f = [B](const Tensor<double>& a0) {
+    return tx::grad(
+        [B](const Tensor<double>& a) {
+          return tx::sum(tx::linalg::lstsq(a, B).solution) + tx::sum(tx::linalg::pinv(a, 1e-3) * 0.5);
+        },
+        a0);
+  };
+  const auto a = Tensor<double>::randn({5, 3}, 1);
+  const auto p = tx::compile(f, a);
+  (void)p(a);
+  const std::string dump = p.str();
+  show(dump);
+  EXPECT_TRUE(has(step_line(dump, "lstsq"), "[kernel, slots")) << dump;
+  EXPECT_TRUE(has(step_line(dump, "pinv"), "[kernel, slots")) << dump;
+  EXPECT_FALSE(has(dump, "[forward]")) << dump;
+  for (int seed = 2; seed < 5; ++seed) {
+    auto a2 = tx::contiguous(Tensor<double>::randn({5, 3}, seed));
+    if (seed == 4)  // rank 2 up to 1e-9: the last column the sum of the others
+      for (int i = 0; i < 5; ++i) a2.mutable_data()[10 + i] = a2.mutable_data()[i] + a2.mutable_data()[5 + i] + 1e-9;
+    expect_bitwise(p(a2), f(a2), "prepared run, seed " + std::to_string(seed));
+  }
+}
+
 TEST(TracePlan, LinalgFailuresInPreparedRuns) {
   // A prepared factorization reports failure as eager does: cholesky_ex's info and NaN factor for
   // a matrix that is not positive definite, and qr's LinAlgError for a NaN input, after which the

@@ -113,6 +113,12 @@ class BatchedLinalg {
   // L(A, E), the Frechet derivative of exp at A in the direction E (E broadcast over A's batch), by
   // differentiating matrix_exp's algorithm (ops/linalg/matrix_exp.hpp, ExpmFrechet).
   virtual Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const = 0;
+  // P = A^+ from the thin SVD with PyTorch's tolerance (the singular values above max(atol, rtol
+  // times their largest) inverted, the others dropped), the singular values, and X = P B when B is
+  // defined (B's batch broadcast to A's) (ops/linalg/pinv.hpp, lstsq.hpp). A failed SVD raises
+  // LinAlgError naming `op` (on a device when its results are next read).
+  virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>> pinv(const char* op, const Tensor<T>& A, const Tensor<T>& B,
+                                                           double atol, double rtol) const = 0;
   // out = a b for each matrix of the batch shape `batch` (a and b broadcast over it, any strides;
   // out contiguous, m x n x batch, k > 0) (ops/linalg/matmul.hpp).
   virtual void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const = 0;

@@ -320,6 +320,15 @@ void matmul_into(const Tensor<T>& out, const Tensor<T>& a_in, const Tensor<T>& b
   }
 }
 
+// P = A^+ from the thin SVD with the tolerance, the singular values, X = P B when B is defined
+// (BatchedLinalg::pinv). The CPU's fused kernel (src/cpu/linalg_pinv.cpp) gives the same bits.
+template <class T>
+std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>> pinv(const char* op, const Tensor<T>& A, const Tensor<T>& B,
+                                                         double atol, double rtol) {
+  auto [P, S] = pinv_from_svd(op, A, Tolerance{atol, rtol});
+  return {P, S, B.defined() ? matmul(P, B) : Tensor<T>()};
+}
+
 // matrix_exp and its Frechet derivative (ops/linalg/matrix_exp.hpp) in tensor ops; the CPU's fused
 // kernels (src/cpu/linalg_expm.cpp) run the same steps on each matrix and give the same bits.
 // r_m(X) for a batch of matrices X: U = X (sum of the odd terms / X), V = the even terms,

@@ -20,12 +20,20 @@ namespace ops {
 // public wrapper returns them detached). One SVD per matrix; B's batch broadcasts against A's.
 struct Lstsq {
   static constexpr const char* name = "lstsq";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (B's batch within A's)
   static constexpr bool saves_outputs = true;
   detail::Tolerance tol;
 
+  // The device's pinv with B (on the CPU one fused kernel) when B's batch broadcasts to A's; else
+  // A^+ and then the broadcast product.
   template <class T>
   std::tuple<Tensor<T>, Tensor<T>, Tensor<real_t<T>>> forward(const Tensor<T>& A, const Tensor<T>& B) const {
-    auto [P, S] = detail::pinv_from_svd("lstsq", A, tol);
+    const Shape ab = detail::mat_batch_shape(A.shape());
+    if (broadcast_shapes(ab, detail::mat_batch_shape(B.shape()), name) == ab) {
+      auto [P, S, X] = detail::linalg_backend<T>(name, A.device()).pinv(name, A, B, tol.atol, tol.rtol);
+      return {X, P, S};
+    }
+    auto [P, S] = detail::pinv_from_svd(name, A, tol);
     return {matmul(P, B), P, S};
   }
 

@@ -91,7 +91,9 @@ Tensor<T> pinv_vjp(const Tensor<T>& A, const Tensor<T>& P, const Tensor<T>& G) {
   return add(add(t1, t2), t3);
 }
 
-// P = A^+ from the thin SVD (U, S, Vh) with the tolerance applied, and S.
+// P = A^+ from the thin SVD (U, S, Vh) with the tolerance applied, and S, in tensor ops: the generic
+// form of BatchedLinalg::pinv (the CPU runs it as one fused kernel, src/cpu/linalg_pinv.cpp), and
+// lstsq's forward when B's batch is larger than A's.
 template <class T>
 std::tuple<Tensor<T>, Tensor<real_t<T>>> pinv_from_svd(const char* op, const Tensor<T>& A, const Tolerance& tol) {
   using R = real_t<T>;
@@ -111,6 +113,7 @@ namespace ops {
 // carry no derivative: the public wrappers return them detached.
 struct Pinv {
   static constexpr const char* name = "pinv";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (not hermitian)
   static constexpr bool saves_outputs = true;
   detail::Tolerance tol;
   bool hermitian = false;
@@ -126,7 +129,8 @@ struct Pinv {
       const Tensor<R> winv = detail::kept_reciprocal(w, detail::above_tolerance(aw, tol));
       return {matmul(mul(V, cast<T>(detail::as_row(winv))), V.mH()), aw};
     }
-    return detail::pinv_from_svd("pinv", A, tol);
+    auto [P, S, X] = detail::linalg_backend<T>(name, A.device()).pinv(name, A, Tensor<T>(), tol.atol, tol.rtol);
+    return {P, S};
   }
 
   // detail::pinv_jvp / pinv_vjp: the pseudo-inverse's derivative from A and P.
