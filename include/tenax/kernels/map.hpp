@@ -105,6 +105,21 @@ int transpose_dimension(const cpu::LoopNest<N>& nest, std::int64_t in_size) {
   }
 }
 
+// What one element of a map costs, in units of a cheap functor's (kernels/parallel.hpp,
+// kParallelMinMapWork): the transcendental functors cost kCostlyElement, the others 1.
+template <class F>
+inline constexpr std::int64_t map_weight =
+    std::is_same_v<F, fn::Exp> || std::is_same_v<F, fn::Log> || std::is_same_v<F, fn::Log1p> ||
+            std::is_same_v<F, fn::Expm1> || std::is_same_v<F, fn::Sin> || std::is_same_v<F, fn::Cos> ||
+            std::is_same_v<F, fn::Tanh> || std::is_same_v<F, fn::Sigmoid> || std::is_same_v<F, fn::Softplus> ||
+            std::is_same_v<F, fn::Pow> || std::is_same_v<F, fn::Atan2> || std::is_same_v<F, fn::Hypot> ||
+            std::is_same_v<F, fn::LogAddExp>
+        ? cpu::kCostlyElement
+        : 1;
+// The fewest elements of a map with functor F that are spread over the pool.
+template <class F>
+inline constexpr std::int64_t map_min_parallel = cpu::kParallelMinMapWork / map_weight<F>;
+
 // A transposing one-input map: the nest without dimension d runs as usual (spread over the pool
 // by slices of its own dimensions, sized by the whole element count), and each of its inner rows
 // becomes a panel of rows x shape[d] elements written tile by tile. Each element is computed
@@ -133,7 +148,8 @@ void run_transposed_map_cpu(F f, const cpu::LoopNest<2>& nest, int d, std::array
       }
     }
   };
-  const std::int64_t parts = cpu::useful_parts(nest.numel(), cpu::parallel_threads());
+  const std::int64_t parts =
+      nest.numel() < map_min_parallel<F> ? 1 : cpu::useful_parts(nest.numel(), cpu::parallel_threads());
   if (parts <= 1) return cpu::run_loops(outer, p, panel);
   cpu::run_loops_sliced(outer, p, cpu::cut_dimension(outer, parts, [](int) { return true; }), parts, panel);
 }
@@ -177,14 +193,14 @@ void run_map_cpu(F f, const cpu::LoopNest<N>& nest, std::array<char*, N> p) {
       n = nest.shape[0];
       for (std::size_t k = 0; k < N; ++k) s[k] = nest.strides[k][0];
     }
-    if (n < cpu::kParallelMinElements) return run(p, s, n);
+    if (n < map_min_parallel<F>) return run(p, s, n);
   }
   if constexpr (N == 2) {
     using I = std::tuple_element_t<0, std::tuple<In...>>;
     const int d = transpose_dimension(nest, static_cast<std::int64_t>(sizeof(I)));
     if (d > 0) return run_transposed_map_cpu<Out, F, In...>(f, nest, d, p);
   }
-  cpu::parallel_run_loops<N>(nest, p, run);
+  cpu::parallel_run_loops<N>(nest, p, run, map_min_parallel<F>);
 }
 
 // One elementwise launch: operand 0 is the output; extents, byte strides and first elements of

@@ -17,6 +17,13 @@ namespace tenax::cpu {
 // from ~2k elements (0.45 vs 0.50 us) and gives 1.45x at 16k; the margin covers waking a sleeping
 // worker (a futex wake, a few microseconds, paid while the caller already works).
 inline constexpr std::int64_t kParallelMinElements = std::int64_t{1} << 14;
+// An elementwise map runs on the calling thread below this much work: its elements times their
+// cost, 1 for a cheap functor (an add, a compare, a copy) and kCostlyElement for a transcendental
+// one (kernels/map.hpp, map_weight). Measured (bench_threads, 2 CPUs of a virtual machine): at two
+// threads an add of 16384 elements took 0.46x the speed of one thread and 65536 1.18x, while exp
+// of 16384 gained 1.80x: a cheap map needs 65536 elements, a costly one keeps kParallelMinElements.
+inline constexpr std::int64_t kParallelMinMapWork = std::int64_t{1} << 16;
+inline constexpr std::int64_t kCostlyElement = kParallelMinMapWork / kParallelMinElements;
 // Each slice of an elementwise kernel has at least this many elements.
 inline constexpr std::int64_t kParallelGrain = std::int64_t{1} << 13;
 // A batch of matrices is split across threads (for_each_matrix_parallel, batched matmul) when

@@ -43,12 +43,13 @@ inline std::int64_t useful_parts(std::int64_t numel, int threads) {
 }
 
 // Runs a merged nest whose every output element is written by one iteration only, spread over
-// the pool when it is large.
+// the pool when it has min_elements elements or more.
 template <std::size_t N, class Inner>
-void parallel_run_loops(const LoopNest<N>& nest, std::array<char*, N> p, Inner&& inner) {
+void parallel_run_loops(const LoopNest<N>& nest, std::array<char*, N> p, Inner&& inner,
+                        std::int64_t min_elements = kParallelMinElements) {
   if (nest.empty) return;
   const std::int64_t numel = nest.numel();
-  const std::int64_t parts = numel < kParallelMinElements ? 1 : useful_parts(numel, parallel_threads());
+  const std::int64_t parts = numel < min_elements ? 1 : useful_parts(numel, parallel_threads());
   if (parts <= 1) return run_loops(nest, p, inner);
   run_loops_sliced(nest, p, cut_dimension(nest, parts, [](int) { return true; }), parts, inner);
 }
