@@ -219,12 +219,12 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
                 " carries a forward-mode tangent, but a compiled program is not differentiable; compile "
                 "jvp(trace(f)) (or differentiate the Traced) instead");
   }
-  TENAX_CHECK(!running_.on.exchange(true), "compiled",
+  TENAX_CHECK(!running_.on.exchange(true, std::memory_order_acquire), "compiled",
               "this program is already running on another thread (a Compiled and its copies share one program): "
               "compile one per thread from the same trace, or call through jit(), which keeps one per thread");
   struct Done {
     std::atomic<bool>& on;
-    ~Done() { on.store(false); }
+    ~Done() { on.store(false, std::memory_order_release); }  // a plain store on x86, not a second xchg
   } done{running_.on};
   const bool anomaly = m.anomaly;
   GradModeGuard no_rec(false);
@@ -365,15 +365,16 @@ void Program::run_capture() {
 namespace {
 
 // A body over `storage` with the given dtype and layout (no AD state).
-detail::ImplPtr body_over(const detail::Storage& storage, DType dtype, Device device, const Shape& shape,
-                          const Strides& strides, std::int64_t offset) {
+template <class S>
+detail::ImplPtr body_over(S&& storage, DType dtype, Device device, const Shape& shape, const Strides& strides,
+                          std::int64_t offset) {
   detail::ImplPtr t = detail::ImplPtr::adopt_new(detail::TensorImpl::create());
   t->dtype = dtype;
   t->device = device;
   t->shape = shape;
   t->strides = strides;
   t->offset = offset;
-  t->storage = storage;
+  t->storage = std::forward<S>(storage);  // a fresh storage moved in: no atomic count
   return t;
 }
 
@@ -1021,6 +1022,7 @@ void Program::run_prepared() {
         const std::size_t no = st.outs.size();
         char* p[detail::kMaxKernelOutputs + detail::kMaxKernelOperands];
         detail::ImplPtr buf[detail::kMaxKernelOutputs];
+        bool final_body[detail::kMaxKernelOutputs];  // buf[j] is the output's own body already
         for (int j = 0; j < st.n_operands; ++j)
           p[no + static_cast<std::size_t>(j)] =
               ptr_[static_cast<std::size_t>(st.operands[static_cast<std::size_t>(j)])];
@@ -1035,7 +1037,14 @@ void Program::run_prepared() {
               detail::ImplPtr& u = env_[static_cast<std::size_t>(st.reuse)];
               if (!borrowed_[static_cast<std::size_t>(st.reuse)] && sole_owner(u.get())) buf[j] = std::move(u);
             }
-            if (!buf[j]) buf[j] = detail::make_impl(o.dtype, o.buffer, o.device);
+            final_body[j] = !buf[j] || o.is_buffer;
+            // A fresh buffer: the output's body over it at once (one body, not a buffer's and then
+            // the output's view of it).
+            if (!buf[j])
+              buf[j] = o.is_buffer ? detail::make_impl(o.dtype, o.buffer, o.device)
+                                   : body_over(detail::make_storage(
+                                                   static_cast<std::size_t>(buffer_bytes(o.buffer, o.dtype)), o.device),
+                                               o.dtype, o.device, o.shape, o.strides, o.offset);
             p[j] = static_cast<char*>(buf[j]->storage->data);
           }
         }
@@ -1047,8 +1056,9 @@ void Program::run_prepared() {
             if (keep_env_[static_cast<std::size_t>(o.value)])
               env_[static_cast<std::size_t>(o.value)] = detail::ImplPtr::borrow(o.fixed.get());
           } else {
-            define(o.value, o.is_buffer ? std::move(buf[j])
-                                        : body_over(buf[j]->storage, o.dtype, o.device, o.shape, o.strides, o.offset));
+            define(o.value, final_body[j]
+                                ? std::move(buf[j])
+                                : body_over(buf[j]->storage, o.dtype, o.device, o.shape, o.strides, o.offset));
           }
         }
         break;

@@ -20,6 +20,8 @@ struct Structure<Tensor<T>> {
   static constexpr std::size_t size = 1;
   static void flatten(const Tensor<T>& r, ImplPtr*& out) { *out++ = r.impl(); }
   static Tensor<T> unflatten(const ImplPtr*& in) { return Tensor<T>(*in++); }
+  // The same, taking the bodies over (no reference count).
+  static Tensor<T> take(ImplPtr*& in) { return Tensor<T>(std::move(*in++)); }
   // Replaces each flattened tensor whose flag is set by a copy (flags and io advance together).
   static void copy_flagged(const char*& flag, ImplPtr*& io) {
     if (*flag++) *io = clone(Tensor<T>(*io)).impl();
@@ -41,6 +43,7 @@ struct Structure<std::tuple<X...>> {
     std::apply([&](const auto&... x) { (Structure<X>::flatten(x, out), ...); }, r);
   }
   static std::tuple<X...> unflatten(const ImplPtr*& in) { return std::tuple<X...>{Structure<X>::unflatten(in)...}; }
+  static std::tuple<X...> take(ImplPtr*& in) { return std::tuple<X...>{Structure<X>::take(in)...}; }
   static void copy_flagged(const char*& flag, ImplPtr*& io) { (Structure<X>::copy_flagged(flag, io), ...); }
   static std::tuple<X...> zeros_like(const std::tuple<X...>& r) {
     return std::apply([](const auto&... x) { return std::tuple<X...>{Structure<X>::zeros_like(x)...}; }, r);
@@ -61,6 +64,11 @@ struct Structure<std::pair<A, B>> {
   static std::pair<A, B> unflatten(const ImplPtr*& in) {
     A a = Structure<A>::unflatten(in);
     B b = Structure<B>::unflatten(in);
+    return {std::move(a), std::move(b)};
+  }
+  static std::pair<A, B> take(ImplPtr*& in) {
+    A a = Structure<A>::take(in);
+    B b = Structure<B>::take(in);
     return {std::move(a), std::move(b)};
   }
   static void copy_flagged(const char*& flag, ImplPtr*& io) {

@@ -192,8 +192,8 @@ class Compiled {
       detail::ImplPtr* io = outs.data();
       detail::Structure<R>::copy_flagged(flag, io);
     }
-    const detail::ImplPtr* p = outs.data();
-    return detail::Structure<R>::unflatten(p);
+    detail::ImplPtr* p = outs.data();
+    return detail::Structure<R>::take(p);
   }
   R run(const Tensor<T>&... x) const { return (*this)(x...); }
 
