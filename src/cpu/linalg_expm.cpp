@@ -13,6 +13,7 @@
 #include "cpu_linalg.hpp"
 #include "tenax/kernels/map.hpp"
 #include "tenax/kernels/parallel.hpp"
+#include "tenax/kernels/reduce.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/matrix_exp.hpp"
 
@@ -49,8 +50,29 @@ struct ExpmSteps {
   }
 };
 
+// The sum of the moduli of x[0..n), added as the generic form's sum of abs adds a column: in order
+// below 2 kSumLanes entries, else in interleaved lanes (kernels/reduce.hpp, lane_sum).
+template <class T>
+real_t<T> column_norm(const T* x, std::int64_t n) {
+  using R = real_t<T>;
+  const fn::Abs mod;
+  if (n < 2 * kSumLanes) {
+    R c = 0;
+    for (std::int64_t i = 0; i < n; ++i) c += mod(x[i]);
+    return c;
+  }
+  R a[kSumLanes] = {};
+  std::int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes)
+    for (std::int64_t l = 0; l < kSumLanes; ++l) a[l] += mod(x[i + l]);
+  for (std::int64_t w = kSumLanes / 2; w > 0; w /= 2)
+    for (std::int64_t l = 0; l < w; ++l) a[l] += a[l + w];
+  for (; i < n; ++i) a[0] += mod(x[i]);
+  return R(0) + a[0];
+}
+
 // The Pade degree of the batch at x (nb contiguous n x n matrices) and each matrix's 1-norm (the
-// largest column sum of moduli) in norm.
+// largest column sum of moduli, NaN when one is) in norm.
 template <class T>
 const PadeDegree& batch_degree(const T* x, std::int64_t n, std::int64_t nb, double* norm) {
   using R = real_t<T>;
@@ -58,8 +80,7 @@ const PadeDegree& batch_degree(const T* x, std::int64_t n, std::int64_t nb, doub
   for (std::int64_t b = 0; b < nb; ++b) {
     R v = 0;
     for (std::int64_t j = 0; j < n; ++j) {
-      R c = 0;
-      for (std::int64_t i = 0; i < n; ++i) c += std::abs(x[b * n * n + j * n + i]);
+      const R c = column_norm(x + b * n * n + j * n, n);
       v = std::max(v, c);
       if (std::isnan(c)) v = c;
     }
@@ -148,13 +169,13 @@ void expm_one(const ExpmSteps<T>& st, const PadeDegree& p, int s, const T* X, T*
   }
 }
 
-// L(X, dX) of one matrix at degree p, s squarings, into out. w: 22 n x n matrices of scratch.
+// L(X, dX) of one matrix at degree p, s squarings, into out. w: 21 n x n matrices of scratch.
 template <class T>
 void frechet_one(const ExpmSteps<T>& st, const PadeDegree& p, int s, const T* X, const T* dX, T* out, T* w,
                  std::int32_t* piv) {
   const std::int64_t nn = st.nn;
-  T* m[22];
-  for (int i = 0; i < 22; ++i) m[i] = w + i * nn;
+  T* m[21];
+  for (int i = 0; i < 21; ++i) m[i] = w + i * nn;
   T *X2 = m[0], *dX2 = m[1], *X4 = m[2], *dX4 = m[3], *X6 = m[4], *dX6 = m[5], *t = m[6];
   T *U = m[7], *dU = m[8], *V = m[9], *dV = m[10], *R = m[11], *Q = m[12], *L = out;
   auto b = [&](int j) { return static_cast<T>(p.b[static_cast<std::size_t>(j)]); };
@@ -222,34 +243,39 @@ void frechet_one(const ExpmSteps<T>& st, const PadeDegree& p, int s, const T* X,
   }
 }
 
-// The scratch of one kernel: `per` n x n matrices and n pivots for each matrix that may run at once
-// (the whole batch when it is spread over the worker pool), and the batch's norms.
+// The scratch of one kernel: `per` n x n matrices and n pivots for each part of the batch that may
+// run at once (a few parts per worker when the batch is spread over the pool, each running its
+// matrices in order), and the batch's norms.
 template <class T>
 struct ExpmScratch {
+  std::int64_t parts;
   Scratch<T> work;
   Scratch<std::int32_t> piv;
   Scratch<double> norm;
-  std::int64_t per_matrix;
-  bool parallel;
+  std::int64_t per_matrix, ldp;
   ExpmScratch(std::int64_t n, std::int64_t nb, int per)
-      : work({n * n * per * slots(n, nb)}),
-        piv({std::max<std::int64_t>(1, n) * slots(n, nb)}),
+      : parts(parts_of(n, nb)),
+        work({n * n * per * parts}),
+        piv({std::max<std::int64_t>(1, n) * parts}),
         norm({nb}),
         per_matrix(n * n * per),
-        parallel(slots(n, nb) > 1) {}
-  static std::int64_t slots(std::int64_t n, std::int64_t nb) {
+        ldp(std::max<std::int64_t>(1, n)) {}
+  static std::int64_t parts_of(std::int64_t n, std::int64_t nb) {
     const bool par =
         nb >= 2 && n * n <= cpu::kParallelMaxMatrixElements && nb * n * n * n >= cpu::kParallelMinBatchWork;
-    return par ? nb : 1;
+    return par ? std::min<std::int64_t>(nb, std::int64_t{4} * cpu::parallel_threads()) : 1;
   }
-  // f(b, work, pivots) for each matrix b, spread over the pool when parallel.
+  // f(b, work, pivots) for each matrix b, the parts spread over the pool.
   template <class F>
-  void each(std::int64_t n, std::int64_t nb, F&& f) const {
-    if (parallel)
-      cpu::parallel_for(
-          nb, [&](std::int64_t b) { f(b, work.get() + b * per_matrix, piv.get() + b * std::max<std::int64_t>(1, n)); });
+  void each(std::int64_t nb, F&& f) const {
+    auto part = [&](std::int64_t c) {
+      for (std::int64_t b = nb * c / parts; b < nb * (c + 1) / parts; ++b)
+        f(b, work.get() + c * per_matrix, piv.get() + c * ldp);
+    };
+    if (parts > 1)
+      cpu::parallel_for(parts, part);
     else
-      for (std::int64_t b = 0; b < nb; ++b) f(b, work.get(), piv.get());
+      part(0);
   }
 };
 
@@ -269,7 +295,7 @@ Tensor<T> CpuLinalg<T>::matrix_exp(const Tensor<T>& A) const {
     int s_max = 0;
     for (std::int64_t b = 0; b < nb; ++b) s_max = std::max(s_max, expm_squarings<real_t<T>>(sc.norm.get()[b], deg));
     const ExpmSteps<T> st{n, n * n};
-    sc.each(n, nb, [&](std::int64_t b, T* w, std::int32_t* piv) {
+    sc.each(nb, [&](std::int64_t b, T* w, std::int32_t* piv) {
       const int s = expm_squarings<real_t<T>>(sc.norm.get()[b], deg);
       T* X = w + 9 * n * n;
       scale_into(e + b * n * n, n * n, s, s_max > 0, X);
@@ -287,9 +313,9 @@ Tensor<T> CpuLinalg<T>::matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& 
   const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
   Tensor<T> L = Tensor<T>::empty(A.shape());
   if (L.numel() == 0) return L;
-  // X and dX, the scaled copies, lie after the 22 matrices of frechet_one's scratch.
+  // X and dX, the scaled copies, lie after the 21 matrices of frechet_one's scratch.
   auto run = [copy_a = detail::copy_to_contiguous(A), copy_e = detail::copy_to_contiguous(expand(E, A.shape())),
-              ecopy = Scratch<T>(A.shape()), sc = ExpmScratch<T>(n, nb, 24), n, nb](char* const* p) {
+              ecopy = Scratch<T>(A.shape()), sc = ExpmScratch<T>(n, nb, 23), n, nb](char* const* p) {
     T* l = reinterpret_cast<T*>(p[0]);
     copy_a(p[0], p[1]);
     copy_e(reinterpret_cast<char*>(ecopy.get()), p[2]);
@@ -297,9 +323,9 @@ Tensor<T> CpuLinalg<T>::matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& 
     int s_max = 0;
     for (std::int64_t b = 0; b < nb; ++b) s_max = std::max(s_max, expm_squarings<real_t<T>>(sc.norm.get()[b], deg));
     const ExpmSteps<T> st{n, n * n};
-    sc.each(n, nb, [&](std::int64_t b, T* w, std::int32_t* piv) {
+    sc.each(nb, [&](std::int64_t b, T* w, std::int32_t* piv) {
       const int s = expm_squarings<real_t<T>>(sc.norm.get()[b], deg);
-      T *X = w + 22 * n * n, *dX = w + 23 * n * n;
+      T *X = w + 21 * n * n, *dX = w + 22 * n * n;
       scale_into(l + b * n * n, n * n, s, s_max > 0, X);
       scale_into(ecopy.get() + b * n * n, n * n, s, s_max > 0, dX);
       frechet_one(st, deg, s, X, dX, l + b * n * n, w, piv);

@@ -412,7 +412,7 @@ template <class T>
 Tensor<T> matrix_exp(const Tensor<T>& A) {
   if (A.numel() == 0) return Tensor<T>::empty(A.shape(), A.device());
   const ExpmScaling sc = expm_scaling(A);
-  Tensor<T> E = pade_approximant(scale_down(A, sc), *sc.degree);
+  Tensor<T> E = pade_approximant(scale_down(contiguous(A), sc), *sc.degree);
   for (int k = 0; k < sc.s_max; ++k) {
     const Tensor<T> E2 = matmul(E, E);
     const Tensor<bool> more = squared_at(k, sc, A);
@@ -433,7 +433,9 @@ Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) {
   if (A.numel() == 0) return Tensor<T>::empty(A.shape(), A.device());
   const ExpmScaling sc = expm_scaling(A);
   const PadeDegree& p = *sc.degree;
-  const Tensor<T> X = scale_down(A, sc), dX = scale_down(broadcast_to(E, A.shape()), sc);
+  // Contiguous operands (a broadcast E copied), so that every product is one gemm per matrix, as
+  // in the CPU's kernel, whatever the provider's blocking of a wider product.
+  const Tensor<T> X = scale_down(contiguous(A), sc), dX = scale_down(contiguous(broadcast_to(E, A.shape())), sc);
   const std::int64_t n = A.shape()[0];
   const Tensor<T> I = batch_eye<T>(n, mat_batch_shape(A.shape()), A.device());
   auto b = [&](int j) { return static_cast<T>(p.b[static_cast<std::size_t>(j)]); };
