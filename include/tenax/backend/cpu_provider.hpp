@@ -4,7 +4,6 @@
 // src/cpu/provider_eigen.cpp (Eigen 3.4 alone). Every routine is counted, so tests can assert
 // how many factorizations a forward+backward pass performed.
 #include <array>
-#include <atomic>
 #include <complex>
 #include <cstdint>
 #include <string>
@@ -29,18 +28,13 @@ inline const char* routine_name(Routine r) {
   return i >= 0 && i < static_cast<int>(Routine::kCount) ? names[i] : "?";
 }
 
-struct ProviderCounters {
-  std::array<std::atomic<std::int64_t>, static_cast<int>(Routine::kCount)> calls{};
-};
-
-ProviderCounters& provider_counters();
-inline std::int64_t provider_calls(Routine r) { return provider_counters().calls[static_cast<int>(r)].load(); }
-inline void reset_provider_calls() {
-  for (auto& c : provider_counters().calls) c = 0;
-}
-inline void count_call(Routine r) {
-  provider_counters().calls[static_cast<int>(r)].fetch_add(1, std::memory_order_relaxed);
-}
+// Calls per routine since the last reset, summed over every thread. Each thread counts its own
+// calls (no cache line shared by threads calling the provider at once: one shared atomic counter
+// made a batch of small gemms spread over two threads slower than on one); a query sums the live
+// threads' counts and those of exited threads. Reset when no provider call is running.
+std::int64_t provider_calls(Routine r);
+void reset_provider_calls();
+void count_call(Routine r);
 
 // Name and version of the provider compiled in ("openblas 0.3.21", "eigen 3.4.0", ...).
 std::string provider_name();

@@ -74,6 +74,11 @@ struct ReduceInner {
       }
       for (std::int64_t i = 0; i < n; ++i) acc = combine(acc, *reinterpret_cast<const In*>(q[1] + i * s[1]));
       *reinterpret_cast<Out*>(q[0]) = acc;
+    } else if (s[0] == static_cast<std::int64_t>(sizeof(Out)) && s[1] == static_cast<std::int64_t>(sizeof(In))) {
+      // Outputs side by side, each folding its next input (the same fold as below, vectorised).
+      Out* o = reinterpret_cast<Out*>(q[0]);
+      const In* x = reinterpret_cast<const In*>(q[1]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = combine(o[i], x[i]);
     } else {
       for (std::int64_t i = 0; i < n; ++i) {
         Out& o = *reinterpret_cast<Out*>(q[0] + i * s[0]);
@@ -98,8 +103,14 @@ void run_reduce_cpu(Combine combine, Out init, const cpu::LoopNest<2>& nest, std
   if (numel < cpu::kParallelMinElements || nest.shape.size() == 0 || !std::is_same_v<In, Out>) {
     cpu::run_loops(nest, p, inner);
   } else if (outputs >= kMinSplitOutputs) {
-    const std::int64_t parts = cpu::useful_parts(numel, cpu::parallel_threads());
+    std::int64_t parts = cpu::useful_parts(numel, cpu::parallel_threads());
     const int d = parts > 1 ? cpu::cut_dimension(nest, parts, kept) : -1;
+    // Cut along the input's contiguous dimension, the slices are runs of each reduced row: one per
+    // worker keeps those runs long (a slice per page of a row, not several short runs per page,
+    // each on a page the other workers also walk: 2 threads ran the 1024 x 1024 row sums 0.6 x as
+    // fast as one with 8 slices).
+    if (d == 0 && nest.strides[1][0] == static_cast<std::int64_t>(sizeof(In)))
+      parts = std::min<std::int64_t>(parts, cpu::parallel_threads());
     if (d < 0)
       cpu::run_loops(nest, p, inner);
     else
