@@ -73,6 +73,7 @@ TEST(Backend, DeviceKernelSlotsAreFilledWhenBuilt) {
   check(d::MapKernel<float, tx::fn::Abs, std::complex<float>>::on, "abs c64");
   check(d::MapKernel<c128, tx::fn::Mul, c128, c128>::on, "mul c128");
   check(d::MapKernel<float, tx::fn::Where, bool, float, float>::on, "where f32");
+  check(d::MapKernel<double, tx::fn::ReluMask, double, double>::on, "relu_mask f64");
   check(d::MapKernel<bool, tx::fn::Lt, std::int64_t, std::int64_t>::on, "lt i64");
   check(d::MapKernel<c128, tx::fn::Convert<c128>, std::int32_t>::on, "convert i32 -> c128");
   check(d::ReduceKernel<double, double, tx::fn::Add>::on, "sum f64");

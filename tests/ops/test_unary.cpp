@@ -411,3 +411,20 @@ TEST(Unary, KinksUseDocumentedSubgradients) {
   EXPECT_EQ(gz.to_vector()[0], C(0, 0));
   EXPECT_NEAR(std::abs(gz.to_vector()[1] - C(0.6, 0.8)), 0, 1e-15);
 }
+
+TEST(Unary, ReluDerivativeIsOneMaskedMap) {
+  // relu's rules apply its derivative as one map (relu_mask: v where x > 0, else 0), not a
+  // comparison and a where; 0 at 0 and at NaN, as before.
+  const auto x = Tensor<double>::from_col_major({4}, {-1.0, 0.0, std::nan(""), 2.0});
+  const auto g = tx::grad([](const auto& t) { return tx::sum(tx::relu(t) * 3.0); }, x).to_vector();
+  EXPECT_EQ(g, (std::vector<double>{0, 0, 0, 3}));
+  auto step = [](const Tensor<double>& t) { return tx::grad([](const auto& u) { return tx::sum(tx::relu(u)); }, t); };
+  const auto p = tx::compile(step, x);
+  const std::string dump = p.str();
+  EXPECT_NE(dump.find("relu_mask("), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("where("), std::string::npos) << dump;
+  // Its own rules: the mask applied to a tangent that depends on the input (second order through
+  // forward over reverse and reverse over reverse), for inputs that broadcast against each other.
+  auto f = [](const auto& a, const auto& w) { return tx::square(tx::relu(a * w)) * w; };
+  TENAX_CHECK_GRADS(f, rand_away<double>({3, 4}, 7), rand_away<double>({1, 4}, 8));
+}

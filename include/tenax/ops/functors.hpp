@@ -244,6 +244,13 @@ struct Relu {
     return x > T(0) || x != x ? x : T(0);  // NaN propagates (PyTorch and JAX agree)
   }
 };
+// relu's derivative applied to v: v where x > 0, else 0 (also at x = 0 and where x is NaN).
+struct ReluMask {
+  template <class T>
+  TENAX_HD T operator()(T x, T v) const {
+    return x > T(0) ? v : T(0);
+  }
+};
 // The unary functors that are one math function.
 #define TENAX_MATH_FUNCTOR(N, F)       \
   struct N {                           \

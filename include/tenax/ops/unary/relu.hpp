@@ -9,6 +9,32 @@
 namespace tenax {
 namespace ops {
 
+// relu's derivative applied to v: where(x > 0, v, 0) as one map (one pass and no mask buffer;
+// PyTorch's threshold_backward). The rules of relu and its own rules use it; v's derivative goes
+// through it again and x has none (its selection is piecewise constant).
+struct ReluMask {
+  static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
+  static constexpr const char* name = "relu_mask";
+  static constexpr bool saves_outputs = false;
+  template <class T>
+  Tensor<T> forward(const Tensor<T>& x, const Tensor<T>& v) const {
+    return detail::map<T>(name, fn::ReluMask{}, x, v);
+  }
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    auto dv = c.dx1().defined() ? c.dx1() : Tensor<T>::zeros({}, c.x0().device());
+    return broadcast_to(detail::apply(ReluMask{}, c.x0(), dv), c.dy0_shape());
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    Tensor<T> gv;
+    if (c.needs(1)) gv = sum_to(detail::apply(ReluMask{}, c.x0(), c.gy0()), c.x1().shape());
+    return std::tuple{Tensor<T>(), gv};
+  }
+};
+
 struct Relu {
   static constexpr bool elementwise = true;  // forward is one detail::map (see kernels/donation.hpp)
   static constexpr const char* name = "relu";
@@ -20,18 +46,11 @@ struct Relu {
   // dy = [x > 0] dx; gx = [x > 0] gy (subgradient 0 at x = 0, as PyTorch and JAX).
   template <class C>
   auto jvp(const C& c) const {
-    return masked(c.x0(), c.dx0());
+    return detail::apply(ReluMask{}, c.x0(), c.dx0());
   }
   template <class C>
   auto vjp(const C& c) const {
-    return masked(c.x0(), c.gy0());
-  }
-
- private:
-  template <class T>
-  static Tensor<T> masked(const Tensor<T>& x, const Tensor<T>& v) {
-    auto zero = Tensor<T>::zeros({}, x.device());
-    return where(gt(x, zero), v, zero);
+    return detail::apply(ReluMask{}, c.x0(), c.gy0());
   }
 };
 
