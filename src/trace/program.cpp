@@ -10,6 +10,7 @@
 #include "tenax/core/error.hpp"
 #include "tenax/kernels/donation.hpp"
 #include "tenax/kernels/parallel_loop.hpp"
+#include "tenax/kernels/reduce.hpp"
 #include "tenax/trace/recorder.hpp"
 
 #include "../core/storage_create.hpp"
@@ -789,18 +790,38 @@ void Program::fuse_maps(const std::vector<Seen>& seen) {
       continue;
     }
     std::size_t last = end - 1;
-    while (last > k && !make_fusion(k, last, seen)) --last;
+    // A full sum of the chain's last value ends it when it can (one step more).
+    if (end < steps_.size() && sums_chain(end, end - 1, seen[end]) && make_fusion(k, end, true, seen)) {
+      k = end + 1;
+      continue;
+    }
+    while (last > k && !make_fusion(k, last, false, seen)) --last;
     k = last + 1;
   }
+}
+
+// Whether step k is a full sum (the CPU reduction's, recorded with its pieces) of the output of
+// map step last_map, over the same elements in their order, on the CPU.
+bool Program::sums_chain(std::size_t k, std::size_t last_map, const Seen& at) const {
+  const Step& st = steps_[k];
+  const detail::SumPieces& sp = at.kernel.sum;
+  if (st.kind != Step::Kind::kernel || st.fused >= 0 || st.outs.size() != 1 || st.n_operands != 1 || !sp.feed)
+    return false;
+  const Out& o = st.outs[0];
+  const Out& x = steps_[last_map].outs[0];
+  return o.value >= 0 && o.device.is_cpu() && st.operands[0] == x.value && sp.numel == numel_of(x.shape) &&
+         sp.elem_size == static_cast<std::int64_t>(dtype_size(x.dtype)) && o.dtype == x.dtype &&
+         sp.block % kFuseBlock == 0 && kFuseBlock % detail::kSumLanes == 0;
 }
 
 // Makes steps first..last one fused chain when their registers fit; whether it did. A value the
 // chain defines and only the chain reads (not a program output) lives in a register, from its step
 // to its last reader's; the others are read and written in memory.
-bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector<Seen>& seen) {
+bool Program::make_fusion(std::size_t first, std::size_t last, bool with_sum, const std::vector<Seen>& seen) {
   Fusion f;
   f.first = first;
-  f.last = last;
+  f.last = last;  // with a sum: the sum's step (the maps end one step before)
+  const std::size_t last_map = with_sum ? last - 1 : last;
   f.shape = steps_[first].outs[0].shape;
   f.numel = numel_of(f.shape);
   std::unordered_map<std::int32_t, std::int32_t> reg_of;
@@ -817,7 +838,7 @@ bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector
   auto size_of = [&](std::int32_t v) {
     return static_cast<std::int64_t>(dtype_size(g_.values[static_cast<std::size_t>(v)].dtype));
   };
-  for (std::size_t k = first; k <= last; ++k) {
+  for (std::size_t k = first; k <= last_map; ++k) {
     const Step& st = steps_[k];
     const detail::KernelCapture& c = seen[k].kernel;
     Fusion::Map m;
@@ -852,10 +873,16 @@ bool Program::make_fusion(std::size_t first, std::size_t last, const std::vector
         free_regs.push_back(u.reg);
     f.maps.push_back(std::move(m));
   }
+  if (with_sum) {  // the sum reads the last map's output where that map wrote it
+    f.sum = seen[last].kernel.sum;
+    f.sum_in = f.maps.back().op[0];
+    if (f.numel >= f.sum.block_from)
+      f.partials.resize(static_cast<std::size_t>((f.numel + f.sum.block - 1) / f.sum.block * f.sum.elem_size));
+  }
   const auto index = static_cast<std::int32_t>(fusions_.size());
   for (std::size_t k = first; k <= last; ++k) {
     steps_[k].fused = index;
-    steps_[k].outs[0].in_register = f.maps[k - first].op[0].reg >= 0;
+    steps_[k].outs[0].in_register = k <= last_map && f.maps[k - first].op[0].reg >= 0;
   }
   fusions_.push_back(std::move(f));
   return true;
@@ -869,22 +896,36 @@ void Program::define(std::int32_t v, detail::ImplPtr&& body) {
 }
 
 // A fused chain: its memory outputs made (a slot-backed one borrowed into env_ where read there, a
-// per-run one from the pool), then every map's element loop on each block in step order, the
-// blocks spread over the pool when the chain is large (each element is computed once, the same
-// way, whatever the split).
-void Program::run_fused(const Fusion& f) {
+// per-run one from the pool), then every map's element loop on each block in step order, and the
+// sum that ends the chain fed with the block; the blocks spread over the pool when the chain is
+// large (each element is computed once, the same way, whatever the split; with a sum, the split
+// falls between the sum's runs, whose partial sums then fold in order).
+void Program::run_fused(Fusion& f) {
+  char* sum_out = nullptr;  // the sum's output buffer
   for (std::size_t k = f.first; k <= f.last; ++k) {
     const Out& o = steps_[k].outs[0];
     if (o.in_register) continue;
     const auto v = static_cast<std::size_t>(o.value);
+    const bool is_sum = f.sum.feed && k == f.last;
     if (o.fixed) {
       if (keep_env_[v]) env_[v] = detail::ImplPtr::borrow(o.fixed.get());
-    } else {
+      if (is_sum) sum_out = static_cast<char*>(o.fixed->storage->data);
+    } else if (o.is_buffer) {
       define(o.value, detail::make_impl(o.dtype, o.buffer, o.device));
+      if (is_sum) sum_out = static_cast<char*>(env_[v]->storage->data);
+    } else {  // the sum's output, a view of its buffer
+      define(o.value,
+             body_over(detail::make_storage(static_cast<std::size_t>(buffer_bytes(o.buffer, o.dtype)), o.device),
+                       o.dtype, o.device, o.shape, o.strides, o.offset));
+      sum_out = static_cast<char*>(env_[v]->storage->data);
     }
   }
+  const detail::SumPieces& sp = f.sum;
+  const bool blocked = sp.feed && f.numel >= sp.block_from;
+  const std::int64_t run = !sp.feed ? 0 : blocked ? sp.block : f.numel;  // inputs per summed run
   auto blocks = [&](std::int64_t i0, std::int64_t i1) {
     alignas(64) char reg[kFuseRegisters][kFuseBlock * 16];
+    alignas(64) char lanes[detail::kSumLanes * 16];
     char* p[detail::kMaxKernelOperands + 1];
     std::int64_t s[detail::kMaxKernelOperands + 1];
     for (std::int64_t b = i0; b < i1; b += kFuseBlock) {
@@ -900,11 +941,37 @@ void Program::run_fused(const Fusion& f) {
         }
         m.line(p, s, n);
       }
+      if (!sp.feed) continue;
+      // The sum: blocks start at multiples of kFuseBlock from the start of a run, and runs at
+      // multiples of `run`, so the run's last block holds its last n % kSumLanes inputs.
+      const Fusion::Operand& u = f.sum_in;
+      const char* x = u.reg >= 0 ? reg[u.reg] : ptr_[static_cast<std::size_t>(u.value)] + b * u.stride;
+      const std::int64_t r0 = b - b % run, rn = std::min(run, f.numel - r0);
+      char* out = blocked ? f.partials.data() + r0 / run * sp.elem_size : sum_out;
+      if (rn < sp.lanes_from) {
+        sp.small(out, x, n);  // the whole run: fewer inputs than a block
+        continue;
+      }
+      if (b == r0) sp.start(lanes);
+      const std::int64_t tail = b + n == r0 + rn ? n % detail::kSumLanes : 0;
+      sp.feed(lanes, x, n - tail);
+      if (b + n == r0 + rn) sp.end(out, lanes, x + (n - tail) * sp.elem_size, tail);
     }
   };
   const std::int64_t parts = cpu::useful_parts(f.numel, cpu::parallel_threads());
-  if (parts <= 1) return blocks(0, f.numel);
-  cpu::parallel_for(parts, [&](std::int64_t c) { blocks(f.numel * c / parts, f.numel * (c + 1) / parts); });
+  if (!sp.feed) {
+    if (parts <= 1) return blocks(0, f.numel);
+    cpu::parallel_for(parts, [&](std::int64_t c) { blocks(f.numel * c / parts, f.numel * (c + 1) / parts); });
+    return;
+  }
+  const std::int64_t runs = (f.numel + run - 1) / run, rparts = std::min(parts, runs);
+  if (rparts <= 1)
+    blocks(0, f.numel);
+  else
+    cpu::parallel_for(rparts, [&](std::int64_t c) {
+      blocks(std::min(f.numel, runs * c / rparts * run), std::min(f.numel, runs * (c + 1) / rparts * run));
+    });
+  if (blocked) sp.fold(sum_out, f.partials.data(), runs);
 }
 
 // Which values a prepared run holds in env_ and which it only reads through ptr_. A value needs
@@ -1003,7 +1070,7 @@ void Program::run_prepared() {
       }
       case Kind::kernel: {
         if (st.fused >= 0) {  // a chain of maps: one loop, then on past its steps
-          const Fusion& f = fusions_[static_cast<std::size_t>(st.fused)];
+          Fusion& f = fusions_[static_cast<std::size_t>(st.fused)];
           run_fused(f);
           for (; k < f.last; ++k) release(k);
           break;

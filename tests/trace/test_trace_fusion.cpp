@@ -3,8 +3,9 @@
 // kept in block registers. Checked: which steps fuse and what they keep in memory, results
 // bit-identical to eager at every size (one block, several, a partial last block, a split over
 // threads), dtypes of every width, broadcast scalars, values the chain shares with later steps or
-// hands out, chains longer than the registers allow, what a fused prepared run allocates, and
-// that short chains of small values stay kernel steps (Program::kFuseMinSteps, kFuseMinElements).
+// hands out, chains longer than the registers allow, a full sum that ends a chain, what a fused
+// prepared run allocates, and that short chains of small values stay kernel steps
+// (Program::kFuseMinSteps, kFuseMinElements).
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -88,6 +89,55 @@ TEST(TraceFusion, EverySizeAndThreadSplitIsBitIdentical) {
       check_runs(chain, x, y, s);
     }
   }
+}
+
+// The line of a dump defining the first value made by `op(`.
+std::string line_of(const std::string& dump, const std::string& op) {
+  const std::size_t at = dump.find("= " + op + "(");
+  return at == std::string::npos ? "" : dump.substr(at, dump.find('\n', at) - at);
+}
+
+TEST(TraceFusion, AFullSumEndsTheChain) {
+  // A sum of the chain's last value is fed block by block: summed alone (fewer than 16 inputs),
+  // in lanes with and without a tail, and from 16384 inputs on in runs of 8192 with partial sums,
+  // the last run short or under 16 inputs; over 1 and 2 threads. Its input stays in a register
+  // when only the sum reads it (`reg`), in memory when the program also returns it (`mem`), and
+  // mean (a sum, then a division) ends a chain the same way. Every result as eager's, bit for bit.
+  auto chain8 = [](const auto& x, const auto& y) {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    return tx::tanh((tx::exp(x * T(0.5)) + y) * T(1.5) - y) * x + T(0.25);
+  };
+  auto reg = [&](const auto& x, const auto& y) { return tx::sum(chain8(x, y)); };
+  auto mem = [&](const auto& x, const auto& y) {
+    const auto c = chain8(x, y);
+    return std::make_tuple(tx::sum(c), c);
+  };
+  auto mean = [&](const auto& x, const auto& y) { return tx::mean(chain8(x, y)); };
+  for (int threads : {1, 2}) {
+    Threads t(threads);
+    for (std::int64_t n : {5, 16, 21, 256, 1000, 16383, 16384, 16389, 8192 * 6 + 7, 8192 * 6 + 300, 70001}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", threads " + std::to_string(threads));
+      const auto x = Tensor<double>::randn({n}, 13), y = Tensor<double>::randn({n}, 14);
+      const std::string dump = check_runs(reg, x, y);
+      EXPECT_TRUE(has(line_of(dump, "sum"), "fused")) << dump;
+      EXPECT_TRUE(has(dump, "static plan 0 slot(s)")) << dump;  // the last value, read only by the sum: a register
+      const std::string dm = check_runs(mem, x, y);
+      EXPECT_TRUE(has(line_of(dm, "sum"), "fused")) << dm;
+      check_runs(mean, x, y);
+    }
+  }
+  // Other dtypes, a 2-D value (its elements in memory order), and sums that do not end a chain
+  // this way (over one axis, of a value other than the last) still match.
+  check_runs(reg, Tensor<float>::randn({130, 170}, 15), Tensor<float>::randn({130, 170}, 16));
+  check_runs(reg, Tensor<std::complex<double>>::randn({21, 3}, 17), Tensor<std::complex<double>>::randn({21, 3}, 18));
+  auto by_rows = [&](const Tensor<double>& x, const Tensor<double>& y) { return tx::sum(chain8(x, y), {1}); };
+  auto earlier = [&](const Tensor<double>& x, const Tensor<double>& y) {
+    const auto a = tx::exp(x * 0.5) + y;
+    return std::make_tuple(tx::sum(a), chain8(a, y));
+  };
+  const auto x2 = Tensor<double>::randn({300, 200}, 19), y2 = Tensor<double>::randn({300, 200}, 20);
+  EXPECT_FALSE(has(line_of(check_runs(by_rows, x2, y2), "sum"), "fused"));
+  check_runs(earlier, x2, y2);
 }
 
 TEST(TraceFusion, DtypesOfEveryWidth) {

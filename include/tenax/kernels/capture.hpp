@@ -26,6 +26,24 @@ using KernelFn = std::function<void(char* const* ptrs)>;
 // steps s. A prepared program runs a chain of maps as one loop of such calls over blocks.
 using MapLineFn = std::function<void(char* const* p, const std::int64_t* s, std::int64_t n)>;
 
+// A full sum of one contiguous run of n inputs as the CPU reduction computes it (kernels/reduce.hpp,
+// SumSteps), in pieces, so that a prepared program's fused chain of maps can end with it: a run of
+// fewer than `lanes_from` inputs folds in order from 0 (`small`); a longer one accumulates
+// kSumLanes interleaved lanes over its groups of kSumLanes inputs (`start`, then `feed` with a
+// multiple of kSumLanes inputs), then folds the lanes pairwise and adds its last n % kSumLanes
+// inputs in order (`end`, the result 0 + that). From `block_from` inputs on, the run is cut into
+// runs of `block` inputs, each summed so, and their partial sums fold in order from 0 (`fold`).
+struct SumPieces {
+  void (*small)(char* out, const char* x, std::int64_t n) = nullptr;
+  void (*start)(char* lanes) = nullptr;
+  void (*feed)(char* lanes, const char* x, std::int64_t n) = nullptr;
+  void (*end)(char* out, char* lanes, const char* tail, std::int64_t n_tail) = nullptr;
+  void (*fold)(char* out, const char* partials, std::int64_t n) = nullptr;
+  std::int64_t lanes_from = 0, block_from = 0, block = 0;
+  std::int64_t numel = 0;      // the inputs of the captured call
+  std::int64_t elem_size = 0;  // bytes per input (and per output)
+};
+
 inline constexpr int kMaxKernelOperands = 3;
 inline constexpr int kMaxKernelOutputs = 5;
 
@@ -43,6 +61,8 @@ struct KernelCapture {
   MapLineFn line;
   Shape line_shape;
   std::array<Strides, kMaxKernelOperands + 1> line_strides{};
+  // For a full sum of a contiguous run (detail::reduce's CPU kernel) only: its pieces.
+  SumPieces sum;
 
   void record_n(KernelFn f, const TensorImpl* const* o, int no, const TensorImpl* const* in, int ni) {
     if (kernels++ != 0) return;
@@ -58,6 +78,10 @@ struct KernelCapture {
     line = std::move(f);
     line_shape = shape;
     for (int j = 0; j < n; ++j) line_strides[static_cast<std::size_t>(j)] = strides[j];
+  }
+  // After record of the same kernel (so only for a step's first kernel).
+  void record_sum(const SumPieces& p) {
+    if (kernels == 1) sum = p;
   }
   template <class... In>
   void record(KernelFn f, const TensorImpl* o, const In*... in) {

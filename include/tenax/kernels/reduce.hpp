@@ -14,6 +14,8 @@
 //   block order. Blocks are spread over the pool.
 #include <array>
 #include <bitset>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -57,6 +59,39 @@ T lane_sum(const T* x, std::int64_t n) {
   for (; i < n; ++i) a[0] += x[i];
   return a[0];
 }
+
+// The pieces of a full sum of a contiguous run (kernels/capture.hpp, SumPieces), each doing
+// exactly what run_reduce_cpu does for such a sum (ReduceInner's lane path, lane_sum, the
+// blocked partials), so a fused chain that ends with them gives the reduction's bits.
+template <class T>
+struct SumSteps {
+  static void small(char* out, const char* x, std::int64_t n) {
+    T acc = T(0);
+    for (std::int64_t i = 0; i < n; ++i) acc = acc + reinterpret_cast<const T*>(x)[i];
+    *reinterpret_cast<T*>(out) = acc;
+  }
+  static void start(char* lanes) {
+    for (std::int64_t l = 0; l < kSumLanes; ++l) reinterpret_cast<T*>(lanes)[l] = T(0);
+  }
+  static void feed(char* lanes, const char* x, std::int64_t n) {
+    T* a = reinterpret_cast<T*>(lanes);
+    const T* v = reinterpret_cast<const T*>(x);
+    for (std::int64_t i = 0; i < n; i += kSumLanes)
+      for (std::int64_t l = 0; l < kSumLanes; ++l) a[l] += v[i + l];
+  }
+  static void end(char* out, char* lanes, const char* tail, std::int64_t n_tail) {
+    T* a = reinterpret_cast<T*>(lanes);
+    for (std::int64_t w = kSumLanes / 2; w > 0; w /= 2)
+      for (std::int64_t l = 0; l < w; ++l) a[l] += a[l + w];
+    for (std::int64_t i = 0; i < n_tail; ++i) a[0] += reinterpret_cast<const T*>(tail)[i];
+    *reinterpret_cast<T*>(out) = T(0) + a[0];
+  }
+  static void fold(char* out, const char* partials, std::int64_t n) {
+    T o = T(0);
+    for (std::int64_t b = 0; b < n; ++b) o = o + reinterpret_cast<const T*>(partials)[b];
+    *reinterpret_cast<T*>(out) = o;
+  }
+};
 
 // The inner loop of a reduction: operand 0 the output (stride 0 when reduced), 1 the input.
 template <class Out, class In, class Combine>
@@ -161,6 +196,17 @@ void cpu_reduce(Combine combine, Out init, const ReduceLaunch<Out, In>& l) {
           run_reduce_cpu<Out, In, Combine>(combine, init, nest, outputs, {ptrs[0], ptrs[1]});
         },
         l.out.impl().get(), l.x.impl().get());
+  if constexpr (std::is_same_v<std::remove_cv_t<Combine>, fn::Add> && std::is_same_v<Out, In> &&
+                dtype_traits<Out>::is_floating) {
+    // A full sum of a contiguous run from 0: its pieces, for a fused chain that ends with it.
+    if (KernelCapture* c = kernel_capture(); c && outputs == 1 && !nest.empty && nest.shape.size() == 1 &&
+                                             nest.strides[0][0] == 0 &&
+                                             nest.strides[1][0] == static_cast<std::int64_t>(sizeof(In)) &&
+                                             init == Out(0) && !std::signbit(std::real(init))) [[unlikely]]
+      c->record_sum({&SumSteps<Out>::small, &SumSteps<Out>::start, &SumSteps<Out>::feed, &SumSteps<Out>::end,
+                     &SumSteps<Out>::fold, 2 * kSumLanes, cpu::kParallelMinElements, kReduceBlock, nest.numel(),
+                     static_cast<std::int64_t>(sizeof(Out))});
+  }
   run_reduce_cpu<Out, In, Combine>(combine, init, nest, outputs,
                                    {static_cast<char*>(l.out.impl()->data()), static_cast<char*>(l.x.impl()->data())});
 }

@@ -150,12 +150,19 @@ class Program {
       int n = 0;  // operands, the output's first
       std::array<Operand, detail::kMaxKernelOperands + 1> op{};
     };
-    std::size_t first = 0, last = 0;
+    std::size_t first = 0, last = 0;  // steps; with a sum, `last` is the sum's step
     Shape shape;
     std::int64_t numel = 0;
     int registers = 0;
     std::vector<Map> maps;
     std::vector<Strides> gathers;
+    // A full sum of the last map's output that ends the chain (sum.feed null: none): fed block by
+    // block from that output's register or memory, in runs of sum.block inputs from
+    // sum.block_from inputs on (their partial sums in `partials`), so that it computes what the
+    // reduction's own kernel computes (kernels/reduce.hpp, SumSteps).
+    detail::SumPieces sum;
+    Operand sum_in;
+    std::vector<char> partials;
   };
   static constexpr std::int64_t kFuseBlock = 256;  // elements per block
   // A chain is fused when it has kFuseMinSteps maps or more, or kFuseMinElements elements or
@@ -190,8 +197,9 @@ class Program {
   void plan_environment();
   void fuse_maps(const std::vector<Seen>& seen);
   bool fusible(std::size_t k, const Seen& at) const;
-  bool make_fusion(std::size_t first, std::size_t last, const std::vector<Seen>& seen);
-  void run_fused(const Fusion& f);
+  bool sums_chain(std::size_t k, std::size_t last_map, const Seen& at) const;
+  bool make_fusion(std::size_t first, std::size_t last, bool with_sum, const std::vector<Seen>& seen);
+  void run_fused(Fusion& f);
   void define(std::int32_t v, detail::ImplPtr&& body);
   bool inputs_match_plan() const;
   bool storage_distinct() const;
