@@ -10,6 +10,9 @@
 //   gelu            forward of the tanh GELU, 0.5 x (1 + tanh(c (x + 0.044715 x^3))), c = sqrt(2 / pi),
 //                   on 1000 x 1000: nine elementwise ops, which compile fuses into one loop; its
 //                   floor row: one hand loop doing the same nine operations per element (mode floor)
+//   mse             forward of mean((x - t)^2) on 1000 x 1000 (t = data(shape, 2)): two maps and a sum,
+//                   which compile fuses into one loop; its floor row: one hand pass summing the
+//                   squares in 8 lanes (mode floor; no PyTorch or JAX rows yet)
 // Inputs: data(shape, seed) of shared BENCHMARKS.md (bench/large_ad_cases.hpp). Every row reads the
 // same memory as the references: the row-major array of shape (a, b, c) is tenax's column-major
 // tensor of shape (c, b, a), so tenax's einsum specs have each term's letters reversed
@@ -259,6 +262,60 @@ void gelu_row(benchmark::State& state, int mode) {  // 0 eager, 1 compiled, 2 fl
   }
 }
 
+// ---- mse: a chain of maps that ends in a full sum ------------------------------------------------
+
+// mean((x - t)^2): two maps and a sum (then a scalar division), which compile fuses into one loop
+// whose squares never reach memory.
+T mse(const T& x, const T& t) { return tenax::mean(tenax::square(x - t)); }
+
+// The floor: one pass over x and t, the squares summed in 8 interleaved lanes, then divided.
+double mse_floor(const std::vector<double>& x, const std::vector<double>& t) {
+  double a[8] = {};
+  const std::size_t n = x.size(), m = n - n % 8;
+  for (std::size_t i = 0; i < m; i += 8)
+    for (std::size_t l = 0; l < 8; ++l) {
+      const double d = x[i + l] - t[i + l];
+      a[l] += d * d;
+    }
+  for (std::size_t i = m; i < n; ++i) a[0] += (x[i] - t[i]) * (x[i] - t[i]);
+  return (((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))) / static_cast<double>(n);
+}
+
+// compiled == eager bit for bit; the floor within 1e-12 (it sums in another order).
+std::string mse_check() {
+  static const std::string msg = [] {
+    const T x = gelu_input(), t = T::from_col_major({kRows, kRows}, data(kRows, kRows, 2));
+    const T eager = mse(x, t);
+    const auto prog = tenax::compile(mse, x, t);
+    if (!same_bits(prog(x, t), eager) || !same_bits(prog(x, t), eager))
+      return std::string("mse: compiled differs from eager");
+    const double f = mse_floor(x.contiguous().to_vector(), t.contiguous().to_vector());
+    return std::abs(f - eager.item()) <= 1e-12 * std::abs(f) ? std::string()
+                                                             : std::string("mse: the floor differs from eager");
+  }();
+  return msg;
+}
+
+void mse_row(benchmark::State& state, int mode) {  // 0 eager, 1 compiled, 2 floor
+  if (const std::string err = mse_check(); !err.empty()) {
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  const T x = gelu_input(), t = T::from_col_major({kRows, kRows}, data(kRows, kRows, 2));
+  const auto prog = tenax::compile(mse, x, t);
+  T out = prog(x, t);
+  const std::vector<double> xv = x.contiguous().to_vector(), tv = t.contiguous().to_vector();
+  for (auto _ : state) {
+    if (mode == 2) {
+      double f = mse_floor(xv, tv);
+      benchmark::DoNotOptimize(f);
+    } else {
+      out = mode == 1 ? prog(x, t) : mse(x, t);
+      benchmark::DoNotOptimize(out.impl().get());
+    }
+  }
+}
+
 // ---- softmax and logsumexp ------------------------------------------------------------------------
 
 // The loss of a case: sum(softmax(x) * w) or sum(logsumexp(x)), over dim 0 (the references' last
@@ -348,6 +405,9 @@ const bool registered = [] {
   const char* gelu_modes[] = {"eager", "compiled", "floor"};
   for (int mode = 0; mode < 3; ++mode)
     configure_row(benchmark::RegisterBenchmark((gelu_base + gelu_modes[mode]).c_str(), gelu_row, mode));
+  const std::string mse_base = "ops/mse/f64/" + sq + "/";
+  for (int mode = 0; mode < 3; ++mode)
+    configure_row(benchmark::RegisterBenchmark((mse_base + gelu_modes[mode]).c_str(), mse_row, mode));
   return true;
 }();
 
