@@ -366,8 +366,9 @@ def summarise_ops(rows):
             "compiled/pytorch", "compiled/jax"]
     lines = [f"### {OPS}", "",
              "Single ops (bench/ops.cpp), wall-clock median (IQR): einsum forward; softmax and logsumexp "
-             "forward + backward of a sum loss. floor = the bare provider calls of the same work (einsum_bmm: "
-             "its 64 gemm calls), pytorch = PyTorch eager from Python, jax = jax.jit from Python "
+             "forward + backward of a sum loss; gelu and mse (mean((x - t)^2)) forward. floor = the bare "
+             "provider calls of the same work (einsum_bmm: its 64 gemm calls) or one hand loop (gelu, mse), "
+             "pytorch = PyTorch eager from Python, jax = jax.jit from Python "
              "(bench/ref_python/refs.py); ratios wall (CPU), lower is better.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key in sorted(by_key):

@@ -14,7 +14,7 @@ Rows (mode = the framework, or <framework>_<mode> where the C++ row has a mode o
     jvp_vjp/<case>_{jvp,vjp}/f64/<n>x<n>/{pytorch,jax}
     overhead/chain100/f64/1/{pytorch,jax}_{recorded,unrecorded}
     mlp/train/f64/<shape>/{pytorch,jax}              the whole SGD training
-    ops/<case>/f64/<shape>/{pytorch,jax}             einsum forward; softmax, logsumexp fwd + bwd; gelu forward
+    ops/<case>/f64/<shape>/{pytorch,jax}             einsum forward; softmax, logsumexp fwd + bwd; gelu, mse forward
 
 jvp_vjp rows follow jvp_vjp_cases.hpp and ref_libtorch/jvp_vjp_torch.cpp exactly: each case is a
 scalar loss of A alone (qr: sum(Q) + sum(R), A = well(n, 1); eigh: sum(w) + sum(V), A = spd(n, 1),
@@ -1043,7 +1043,8 @@ class OpsRow(Bench):
     over the last axis of x = data((1000, 1000), 1), w = data((1000, 1000), 2)) and its gradient
     (torch.autograd.grad; jax.jit of jax.value_and_grad), checked against numpy closed forms. gelu:
     the nine elementwise ops of gelu_ops on x (PyTorch eager under no_grad, one kernel per op; JAX
-    jitted, which XLA fuses), checked against numpy."""
+    jitted, which XLA fuses), checked against numpy. mse: mean((x - t)^2) of x and t = data((1000,
+    1000), 2) (PyTorch under no_grad; JAX jitted), checked against numpy's to 1e-12."""
 
     def __init__(self, name, fw, case):
         super().__init__(name, fw)
@@ -1108,6 +1109,29 @@ class OpsRow(Bench):
             def verify():
                 err = float(np.max(np.abs(read() - want)))
                 return "" if err <= 1e-12 else f"{self.fw}: gelu differs from numpy's by {num(err)} (max abs)"
+
+            return step, verify
+        if self.case == "mse":
+            x, t = data(OPS_ROWS, OPS_ROWS, 1), data(OPS_ROWS, OPS_ROWS, 2)
+            want = float(np.mean(np.square(x - t)))
+            if self.fw == "pytorch":
+                tx, tt = torch.from_numpy(x.copy()), torch.from_numpy(t.copy())
+
+                def step():
+                    with torch.no_grad():
+                        last["out"] = torch.mean(torch.square(tx - tt))
+
+            else:
+                jx, jt = jnp.asarray(x), jnp.asarray(t)
+                f = jax.jit(lambda a, b: jnp.mean(jnp.square(a - b)))
+                jax.block_until_ready(f(jx, jt))  # compile outside the timing
+
+                def step():
+                    last["out"] = jax.block_until_ready(f(jx, jt))
+
+            def verify():
+                got = float(last["out"])
+                return "" if close(got, want, 1e-12) else f"{self.fw}: mse {got!r} differs from numpy's {want!r}"
 
             return step, verify
         x, w = data(OPS_ROWS, OPS_ROWS, 1), data(OPS_ROWS, OPS_ROWS, 2)
@@ -1305,7 +1329,7 @@ def all_rows(suites, frameworks):
         if "ops" in suites:
             for case in OPS_EINSUM:
                 rows.append(OpsRow(f"ops/{case}/f64/{OPS_N}x{OPS_N}x{OPS_N}/{fw}", fw, case))
-            for case in OPS_REDUCTIONS + ("gelu",):
+            for case in OPS_REDUCTIONS + ("gelu", "mse"):
                 rows.append(OpsRow(f"ops/{case}/f64/{OPS_ROWS}x{OPS_ROWS}/{fw}", fw, case))
         if "gpu_linalg_ad" in suites:
             for case in JVP_VJP_CASES:
