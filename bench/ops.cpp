@@ -12,7 +12,7 @@
 //                   floor row: one hand loop doing the same nine operations per element (mode floor)
 //   mse             forward of mean((x - t)^2) on 1000 x 1000 (t = data(shape, 2)): two maps and a sum,
 //                   which compile fuses into one loop; its floor row: one hand pass summing the
-//                   squares in 8 lanes (mode floor; no PyTorch or JAX rows yet)
+//                   squares in 8 lanes (mode floor)
 // Inputs: data(shape, seed) of shared BENCHMARKS.md (bench/large_ad_cases.hpp). Every row reads the
 // same memory as the references: the row-major array of shape (a, b, c) is tenax's column-major
 // tensor of shape (c, b, a), so tenax's einsum specs have each term's letters reversed
