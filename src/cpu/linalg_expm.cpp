@@ -51,7 +51,7 @@ struct ExpmSteps {
 };
 
 // The sum of the moduli of x[0..n), added as the generic form's sum of abs adds a column: in order
-// below 2 kSumLanes entries, else in interleaved lanes (kernels/reduce.hpp, lane_sum).
+// below 2 kSumLanes entries, else in interleaved lanes (kernels/reduce.hpp, SumLanes).
 template <class T>
 real_t<T> column_norm(const T* x, std::int64_t n) {
   using R = real_t<T>;
@@ -61,14 +61,10 @@ real_t<T> column_norm(const T* x, std::int64_t n) {
     for (std::int64_t i = 0; i < n; ++i) c += mod(x[i]);
     return c;
   }
-  R a[kSumLanes] = {};
-  std::int64_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes)
-    for (std::int64_t l = 0; l < kSumLanes; ++l) a[l] += mod(x[i + l]);
-  for (std::int64_t w = kSumLanes / 2; w > 0; w /= 2)
-    for (std::int64_t l = 0; l < w; ++l) a[l] += a[l + w];
-  for (; i < n; ++i) a[0] += mod(x[i]);
-  return R(0) + a[0];
+  SumLanes<R> s;
+  const std::int64_t m = n - n % kSumLanes;
+  s.add(x, m, mod);
+  return R(0) + s.finish(x + m, n - m, mod);
 }
 
 // The Pade degree of the batch at x (nb contiguous n x n matrices) and each matrix's 1-norm (the

@@ -803,6 +803,7 @@ void Program::fuse_maps(const std::vector<Seen>& seen) {
 // Whether step k is a full sum (the CPU reduction's, recorded with its pieces) of the output of
 // map step last_map, over the same elements in their order, on the CPU.
 bool Program::sums_chain(std::size_t k, std::size_t last_map, const Seen& at) const {
+  static_assert(kFuseBlock % detail::kSumLanes == 0, "a block holds whole groups of the sum's lanes");
   const Step& st = steps_[k];
   const detail::SumPieces& sp = at.kernel.sum;
   if (st.kind != Step::Kind::kernel || st.fused >= 0 || st.outs.size() != 1 || st.n_operands != 1 || !sp.feed)
@@ -811,7 +812,7 @@ bool Program::sums_chain(std::size_t k, std::size_t last_map, const Seen& at) co
   const Out& x = steps_[last_map].outs[0];
   return o.value >= 0 && o.device.is_cpu() && st.operands[0] == x.value && sp.numel == numel_of(x.shape) &&
          sp.elem_size == static_cast<std::int64_t>(dtype_size(x.dtype)) && o.dtype == x.dtype &&
-         sp.block % kFuseBlock == 0 && kFuseBlock % detail::kSumLanes == 0;
+         sp.block % kFuseBlock == 0;
 }
 
 // Makes steps first..last one fused chain when their registers fit; whether it did. A value the

@@ -17,6 +17,8 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <functional>
+#include <new>
 #include <string_view>
 #include <type_traits>
 
@@ -47,17 +49,35 @@ inline Shape reduced_shape(const Shape& s, AxisMask mask, bool keepdim) {
 // The lanes of a contiguous sum run (see the top of this file).
 inline constexpr std::int64_t kSumLanes = 8;
 
+// The partial sums of a contiguous run, in the order every CPU sum of one adds (lane_sum below,
+// the pieces a fused chain's sum runs, matrix_exp's column norms): each group of kSumLanes inputs
+// into kSumLanes interleaved lanes, then the lanes folded pairwise, then the tail in order.
+template <class R>
+struct SumLanes {
+  R a[kSumLanes] = {};
+  // Adds f(x[i]) for i in [0, n), n a multiple of kSumLanes.
+  template <class T, class F = std::identity>
+  void add(const T* x, std::int64_t n, F f = {}) {
+    for (std::int64_t i = 0; i < n; i += kSumLanes)
+      for (std::int64_t l = 0; l < kSumLanes; ++l) a[l] += f(x[i + l]);
+  }
+  // The lanes folded pairwise, then f(tail[i]) for i in [0, n_tail) added in order.
+  template <class T, class F = std::identity>
+  R finish(const T* tail, std::int64_t n_tail, F f = {}) {
+    for (std::int64_t w = kSumLanes / 2; w > 0; w /= 2)
+      for (std::int64_t l = 0; l < w; ++l) a[l] += a[l + w];
+    for (std::int64_t i = 0; i < n_tail; ++i) a[0] += f(tail[i]);
+    return a[0];
+  }
+};
+
 // sum of x[0..n) in kSumLanes interleaved lanes, folded pairwise, then the tail in order.
 template <class T>
 T lane_sum(const T* x, std::int64_t n) {
-  T a[kSumLanes] = {};
-  std::int64_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes)
-    for (std::int64_t l = 0; l < kSumLanes; ++l) a[l] += x[i + l];
-  for (std::int64_t w = kSumLanes / 2; w > 0; w /= 2)
-    for (std::int64_t l = 0; l < w; ++l) a[l] += a[l + w];
-  for (; i < n; ++i) a[0] += x[i];
-  return a[0];
+  SumLanes<T> s;
+  const std::int64_t m = n - n % kSumLanes;
+  s.add(x, m);
+  return s.finish(x + m, n - m);
 }
 
 // The pieces of a full sum of a contiguous run (kernels/capture.hpp, SumPieces), each doing
@@ -70,21 +90,13 @@ struct SumSteps {
     for (std::int64_t i = 0; i < n; ++i) acc = acc + reinterpret_cast<const T*>(x)[i];
     *reinterpret_cast<T*>(out) = acc;
   }
-  static void start(char* lanes) {
-    for (std::int64_t l = 0; l < kSumLanes; ++l) reinterpret_cast<T*>(lanes)[l] = T(0);
-  }
+  static void start(char* lanes) { new (lanes) SumLanes<T>(); }
   static void feed(char* lanes, const char* x, std::int64_t n) {
-    T* a = reinterpret_cast<T*>(lanes);
-    const T* v = reinterpret_cast<const T*>(x);
-    for (std::int64_t i = 0; i < n; i += kSumLanes)
-      for (std::int64_t l = 0; l < kSumLanes; ++l) a[l] += v[i + l];
+    reinterpret_cast<SumLanes<T>*>(lanes)->add(reinterpret_cast<const T*>(x), n);
   }
   static void end(char* out, char* lanes, const char* tail, std::int64_t n_tail) {
-    T* a = reinterpret_cast<T*>(lanes);
-    for (std::int64_t w = kSumLanes / 2; w > 0; w /= 2)
-      for (std::int64_t l = 0; l < w; ++l) a[l] += a[l + w];
-    for (std::int64_t i = 0; i < n_tail; ++i) a[0] += reinterpret_cast<const T*>(tail)[i];
-    *reinterpret_cast<T*>(out) = T(0) + a[0];
+    *reinterpret_cast<T*>(out) =
+        T(0) + reinterpret_cast<SumLanes<T>*>(lanes)->finish(reinterpret_cast<const T*>(tail), n_tail);
   }
   static void fold(char* out, const char* partials, std::int64_t n) {
     T o = T(0);
