@@ -242,6 +242,10 @@ class CudaLinalg final : public BatchedLinalg<T> {
   Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const override {
     return generic::matrix_exp_frechet(A, E);
   }
+  std::tuple<Tensor<T>, Tensor<bool>> inverse_pairs(const Tensor<T>& x, bool sums, bool mask,
+                                                    double rtol) const override {
+    return generic::inverse_pairs(x, sums, mask, rtol);
+  }
   void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const override {
     generic::matmul_into(out, a, b, batch);
   }

@@ -34,6 +34,10 @@ void expect_same(const Tensor<T>& got, const Tensor<T>& want, const std::string&
   for (std::size_t i = 0; i < g.size(); ++i) {
     if constexpr (std::is_same_v<T, std::int32_t>) {
       EXPECT_EQ(g[i], w[i]) << what << " element " << i;
+    } else if constexpr (tx::is_complex_v<T>) {  // NaN in either part (1/0 is (inf, NaN))
+      auto nan = [](const T& z) { return std::isnan(z.real()) || std::isnan(z.imag()); };
+      EXPECT_EQ(nan(g[i]), nan(w[i])) << what << " element " << i;
+      if (!nan(w[i])) EXPECT_EQ(g[i], w[i]) << what << " element " << i;
     } else {
       const bool gn = std::isnan(std::abs(g[i])), wn = std::isnan(std::abs(w[i]));
       EXPECT_EQ(gn, wn) << what << " element " << i;
@@ -364,6 +368,39 @@ void pinv_cases() {
   EXPECT_NE(ec.find("[pinv]"), std::string::npos) << ec;
 }
 
+// The 1/gap terms of the spectral rules: tensor ops against the CPU's kernel, gaps and sums, Exact
+// and Mask: exactly repeated values, a pair inside the tolerance, a NaN, an inf; x strided; a batch
+// large enough for the pool; an empty batch.
+template <class T>
+void pairs_cases() {
+  using R = tx::real_t<T>;
+  auto check = [](const Tensor<T>& x, const std::string& at) {
+    for (bool sums : {false, true})
+      for (bool mask : {false, true})
+        for (double rtol : {1e-12, 0.05}) {
+          const std::string what =
+              at + (sums ? " sums" : " gaps") + (mask ? " mask" : " exact") + " rtol=" + std::to_string(rtol);
+          expect_same_all(tx::detail::generic::inverse_pairs(x, sums, mask, rtol),
+                          tx::ops::InversePairs{sums, mask, rtol}.forward(x), "inverse_pairs" + what);
+        }
+  };
+  for (std::int64_t n : {1, 2, 5, 9}) {
+    auto x = tx::contiguous(Tensor<T>::randn({n, 5}, 101));
+    T* p = x.mutable_data();
+    if (n > 1) {
+      p[n + 1] = p[n];                       // matrix 1: a repeated value
+      p[2 * n + 1] = p[2 * n] * T(R(1.01));  // matrix 2: a pair within 0.05 of the largest
+      p[3 * n + n - 1] = T(std::nan(""));    // matrix 3: NaN
+      p[4 * n] = T(std::numeric_limits<R>::infinity());
+    }
+    check(x, " n=" + std::to_string(n));
+  }
+  check(Tensor<T>::randn({3, 6}, 102).mT(), " x^T view");
+  check(Tensor<T>::randn({64, 16}, 103), " batch of 16 at n=64");
+  check(Tensor<T>::randn({64, 2, 3}, 104), " batch 2x3");
+  check(Tensor<T>::randn({3, 0}, 105), " empty batch");
+}
+
 }  // namespace
 
 TEST(LinalgGeneric, TriangularSolveAndProductMatchTheFusedForward) {
@@ -451,4 +488,10 @@ TEST(LinalgGeneric, PinvAndLstsqMatchTheFusedForward) {
   pinv_cases<C>();
   pinv_cases<float>();
   pinv_cases<std::complex<float>>();
+}
+
+TEST(LinalgGeneric, InversePairsMatchTheFusedForward) {
+  pairs_cases<double>();
+  pairs_cases<C>();
+  pairs_cases<float>();
 }

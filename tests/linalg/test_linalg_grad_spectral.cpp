@@ -167,6 +167,25 @@ TYPED_TEST(LinalgGradSpectral, EigvalshValueUnderAD) {
   expect_value_under_ad_close([](const auto& A) { return la::eigvalsh(herm(A)); }, eigh_input<T>(5, {}, 435), 1e-14);
 }
 
+// The 1/gap terms of the eigh, SVD and eig rules as an op of their own (ops/linalg/spectral.hpp,
+// InversePairs): gaps and sums, Exact and Mask (a pair inside the wide tolerance, whose entries
+// stay 0 under the differences' steps), a batch of two.
+TYPED_TEST(LinalgGradSpectral, InversePairsRules) {
+  using T = TypeParam;
+  const auto x =
+      Tensor<T>::from_col_major({4, 2}, {T(-1.6), T(-0.9), T(0.3), T(0.31), T(0.5), T(1.7), T(-2.2), T(2.9)});
+  for (bool sums : {false, true})
+    for (bool mask : {false, true}) {
+      SCOPED_TRACE(std::string(sums ? "sums" : "gaps") + (mask ? " mask" : " exact"));
+      auto f = [sums, mask](const auto& v) {
+        return std::get<0>(tx::detail::apply(tx::ops::InversePairs{sums, mask, 0.05}, v));
+      };
+      tx::testing::expect_ad(f, x);
+      const auto F = f(x).to_vector();
+      EXPECT_EQ(F[2 + 3 * 4] == T(0), mask && !sums) << "the gap of (0.3, 0.31) is masked";
+    }
+}
+
 TYPED_TEST(LinalgGradSpectral, EighBatchedAndViews) {
   using T = TypeParam;
   const EighProbes p{}, pu{true};

@@ -119,6 +119,12 @@ class BatchedLinalg {
   // LinAlgError naming `op` (on a device when its results are next read).
   virtual std::tuple<Tensor<T>, Tensor<R>, Tensor<T>> pinv(const char* op, const Tensor<T>& A, const Tensor<T>& B,
                                                            double atol, double rtol) const = 0;
+  // The 1/gap terms of the eigh, SVD and eig rules (ops/linalg/spectral.hpp, InversePairs): for x
+  // (n x batch), F_ij = 1 / d_ij with d_ij = x_j - x_i (x_j + x_i when sums) off the diagonal and 0 on
+  // it; with mask, the pairs with |d_ij| <= rtol max_k |x_k| (per matrix) are 0 in F and true in the
+  // second output (all false without mask).
+  virtual std::tuple<Tensor<T>, Tensor<bool>> inverse_pairs(const Tensor<T>& x, bool sums, bool mask,
+                                                            double rtol) const = 0;
   // out = a b for each matrix of the batch shape `batch` (a and b broadcast over it, any strides;
   // out contiguous, m x n x batch, k > 0) (ops/linalg/matmul.hpp).
   virtual void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const = 0;

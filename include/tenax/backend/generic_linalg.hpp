@@ -329,6 +329,28 @@ std::tuple<Tensor<T>, Tensor<real_t<T>>, Tensor<T>> pinv(const char* op, const T
   return {P, S, B.defined() ? matmul(P, B) : Tensor<T>()};
 }
 
+// The 1/gap terms of the spectral rules (ops/linalg/spectral.hpp, InversePairs) in tensor ops; the
+// CPU's kernel (src/cpu/linalg_pairs.cpp) computes the same operations per entry and gives the same
+// bits.
+template <class T>
+std::tuple<Tensor<T>, Tensor<bool>> inverse_pairs(const Tensor<T>& x, bool sums, bool mask, double rtol) {
+  using R = real_t<T>;
+  const Tensor<T> D = sums ? pairwise_sums(x) : pairwise_gaps(x);
+  const Device dev = D.device();
+  const Tensor<bool> none = Tensor<bool>::zeros(D.shape(), dev);
+  if (D.numel() == 0) return {Tensor<T>::zeros(D.shape(), dev), none};  // (max over an empty axis throws)
+  const std::int64_t n = x.shape()[0];
+  const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n, n, dev)), D.shape());
+  const Tensor<T> zero = Tensor<T>::zeros({}, dev), one = Tensor<T>::ones({}, dev);
+  if (!mask) return {where(diag, zero, div(one, where(diag, one, D))), none};
+  // tol per matrix: rtol * max |x| (broadcast over the n x n block)
+  const Tensor<R> scale = expand(
+      reshape(max(abs(x), {0}, true), with_batch(1, 1, Shape(x.shape().begin() + 1, x.shape().end()))), D.shape());
+  const Tensor<bool> small = le(abs(D), mul(scale, static_cast<R>(rtol)));
+  const Tensor<bool> drop = where(diag, Tensor<bool>::full({}, true, dev), small);
+  return {where(drop, zero, div(one, where(drop, one, D))), where(diag, Tensor<bool>::full({}, false, dev), small)};
+}
+
 // matrix_exp and its Frechet derivative (ops/linalg/matrix_exp.hpp) in tensor ops; the CPU's fused
 // kernels (src/cpu/linalg_expm.cpp) run the same steps on each matrix and give the same bits.
 // r_m(X) for a batch of matrices X: U = X (sum of the odd terms / X), V = the even terms,

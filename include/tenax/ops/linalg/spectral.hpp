@@ -6,6 +6,8 @@
 #include <functional>
 #include <limits>
 
+#include "tenax/ad/apply.hpp"
+#include "tenax/backend/backend.hpp"
 #include "tenax/core/deferred_checks.hpp"
 #include "tenax/kernels/dispatch.hpp"
 #include "tenax/ops/functors.hpp"
@@ -66,43 +68,80 @@ Tensor<R> pairwise_sums(const Tensor<R>& x) {
   return add(expand(reshape(x, with_batch(1, n, batch)), full), expand(reshape(x, with_batch(n, 1, batch)), full));
 }
 
-// 1/D_ij off the diagonal (0 on it) under the policy, for a pairwise matrix D (n x n x batch) of the
-// values x (n x batch, real; the Mask tolerance is rtol * max|x| per matrix); `masked` (optional
-// output) marks the off-diagonal pairs the Mask policy zeroed.
+inline double mask_rtol(const linalg::Degeneracy& pol, double eps, std::int64_t n) {
+  return pol.rtol >= 0 ? pol.rtol : default_rtol(eps, n);
+}
+
+}  // namespace tenax::detail
+
+namespace tenax::ops {
+
+// The 1/gap terms of the eigh, SVD and eig rules under the Exact or Mask policy, one kernel on the
+// CPU (BatchedLinalg::inverse_pairs; generic::inverse_pairs elsewhere, the same operations in
+// tensor ops): for x (n x batch), F_ij = 1/d_ij, d_ij = x_j - x_i (x_j + x_i when sums), 0 on the
+// diagonal and, with mask, 0 where |d_ij| <= rtol max_k |x_k| (those pairs true in `masked`).
+// Rules: where F_ij = 1/d_ij, dF_ij = -F_ij^2 dd_ij (0 where F is 0, as is the derivative of the
+// masked and diagonal entries); the adjoint sends G to -conj(F^2) o G summed over rows (x_j) and
+// columns (x_i, negated for gaps). Both are tensor ops, so every order works.
+struct InversePairs {
+  static constexpr const char* name = "inverse_pairs";
+  static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (kernels/capture.hpp)
+  static constexpr bool saves_outputs = true;
+  bool sums;
+  bool mask;
+  double rtol;
+
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<bool>> forward(const Tensor<T>& x) const {
+    return detail::linalg_backend<T>(name, x.device()).inverse_pairs(x, sums, mask, rtol);
+  }
+  template <class C>
+  auto jvp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    const Tensor<T>& F = c.y0();
+    const Tensor<T> dD = sums ? detail::pairwise_sums(c.dx0()) : detail::pairwise_gaps(c.dx0());
+    return std::tuple{neg(mul(mul(F, F), dD)), Tensor<bool>()};
+  }
+  template <class C>
+  auto vjp(const C& c) const {
+    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+    if (!c.gy0().defined()) return Tensor<T>();
+    const Tensor<T>& F = c.y0();
+    Tensor<T> F2 = mul(F, F);
+    if constexpr (is_complex_v<T>) F2 = conj(F2);
+    const Tensor<T> H = neg(mul(F2, c.gy0()));
+    const Tensor<T> by_col = sum(H, {0}, false), by_row = sum(H, {1}, false);  // d_ij's x_j, x_i parts
+    return sums ? add(by_col, by_row) : sub(by_col, by_row);
+  }
+};
+
+}  // namespace tenax::ops
+
+namespace tenax::detail {
+
+// F = 1/D_ij off the diagonal (0 on it) under the policy, D the pairwise gaps (x_j - x_i) or sums
+// (x_j + x_i) of x (n x batch, real; the Mask tolerance is rtol * max|x| per matrix); `masked`
+// (optional output) marks the off-diagonal pairs the Mask policy zeroed.
 template <class R>
-Tensor<R> inverse_pairs(const Tensor<R>& D, const Tensor<R>& x, const linalg::Degeneracy& pol,
-                        Tensor<bool>* masked = nullptr) {
+Tensor<R> inverse_pairs(const Tensor<R>& x, bool sums, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
   const std::int64_t n = x.shape()[0];
-  if (D.numel() == 0) {  // no pairs (n = 0 or an empty batch); max over an empty axis would throw
-    if (masked) *masked = Tensor<bool>::zeros(D.shape(), D.device());
-    return Tensor<R>::zeros(D.shape(), D.device());
+  if (pol.mode != linalg::Degeneracy::Mode::Lorentzian) {
+    const bool mask = pol.mode == linalg::Degeneracy::Mode::Mask;
+    auto [F, m] = detail::apply(ops::InversePairs{sums, mask, mask_rtol(pol, std::numeric_limits<R>::epsilon(), n)}, x);
+    if (masked && mask) *masked = m;
+    return F;
   }
-  const Device dev = D.device();
-  const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n, n, dev)), D.shape());
-  const Tensor<R> zero = Tensor<R>::zeros({}, dev), one = Tensor<R>::ones({}, dev);
-  switch (pol.mode) {
-    case linalg::Degeneracy::Mode::Exact:
-      return where(diag, zero, div(one, where(diag, one, D)));
-    case linalg::Degeneracy::Mode::Lorentzian:
-      return where(diag, zero, div(D, add(mul(D, D), static_cast<R>(pol.epsilon))));
-    default: {
-      const double rtol = pol.rtol >= 0 ? pol.rtol : default_rtol(std::numeric_limits<R>::epsilon(), n);
-      // tol per matrix: rtol * max |x| (broadcast over the n x n block)
-      const Tensor<R> scale = expand(
-          reshape(max(abs(x), {0}, true), with_batch(1, 1, Shape(x.shape().begin() + 1, x.shape().end()))), D.shape());
-      const Tensor<bool> small = le(abs(D), mul(scale, static_cast<R>(rtol)));
-      const Tensor<bool> drop = where(diag, Tensor<bool>::full({}, true, dev), small);
-      if (masked) *masked = where(diag, Tensor<bool>::full({}, false, dev), small);
-      return where(drop, zero, div(one, where(drop, one, D)));
-    }
-  }
+  const Tensor<R> D = sums ? pairwise_sums(x) : pairwise_gaps(x);
+  if (D.numel() == 0) return Tensor<R>::zeros(D.shape(), D.device());
+  const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n, n, D.device())), D.shape());
+  return where(diag, Tensor<R>::zeros({}, D.device()), div(D, add(mul(D, D), static_cast<R>(pol.epsilon))));
 }
 
 // F_ij = 1/(x_j - x_i) with 0 on the diagonal, under the policy; `masked` (optional output) marks
 // the off-diagonal pairs the Mask policy zeroed. x is n x batch (real).
 template <class R>
 Tensor<R> inverse_gaps(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
-  return inverse_pairs(pairwise_gaps(x), x, pol, masked);
+  return inverse_pairs(x, false, pol, masked);
 }
 
 // F_ij = 1/(w_j - w_i) with 0 on the diagonal for complex values w (n x batch; eig), under the
@@ -111,38 +150,27 @@ Tensor<R> inverse_gaps(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor
 template <class C>
 Tensor<C> inverse_complex_gaps(const Tensor<C>& w, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
   using R = real_t<C>;
-  const Tensor<C> D = pairwise_gaps(w);
   const std::int64_t n = w.shape()[0];
+  if (pol.mode != linalg::Degeneracy::Mode::Lorentzian) {
+    const bool mask = pol.mode == linalg::Degeneracy::Mode::Mask;
+    auto [F, m] =
+        detail::apply(ops::InversePairs{false, mask, mask_rtol(pol, std::numeric_limits<R>::epsilon(), n)}, w);
+    if (masked && mask) *masked = m;
+    return F;
+  }
+  const Tensor<C> D = pairwise_gaps(w);
   const Device dev = D.device();
-  if (D.numel() == 0) {
-    if (masked) *masked = Tensor<bool>::zeros(D.shape(), dev);
-    return Tensor<C>::zeros(D.shape(), dev);
-  }
+  if (D.numel() == 0) return Tensor<C>::zeros(D.shape(), dev);
   const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n, n, dev)), D.shape());
-  const Tensor<C> zero = Tensor<C>::zeros({}, dev), one = Tensor<C>::ones({}, dev);
   const Tensor<R> mag = abs(D);
-  switch (pol.mode) {
-    case linalg::Degeneracy::Mode::Exact:
-      return where(diag, zero, div(one, where(diag, one, D)));
-    case linalg::Degeneracy::Mode::Lorentzian:
-      return where(diag, zero, div(conj(D), cast<C>(add(mul(mag, mag), static_cast<R>(pol.epsilon)))));
-    default: {
-      const double rtol = pol.rtol >= 0 ? pol.rtol : default_rtol(std::numeric_limits<R>::epsilon(), n);
-      const Tensor<R> scale = expand(
-          reshape(max(abs(w), {0}, true), with_batch(1, 1, Shape(w.shape().begin() + 1, w.shape().end()))), D.shape());
-      const Tensor<bool> small = le(mag, mul(scale, static_cast<R>(rtol)));
-      const Tensor<bool> drop = where(diag, Tensor<bool>::full({}, true, dev), small);
-      if (masked) *masked = where(diag, Tensor<bool>::full({}, false, dev), small);
-      return where(drop, zero, div(one, where(drop, one, D)));
-    }
-  }
+  return where(diag, Tensor<C>::zeros({}, dev), div(conj(D), cast<C>(add(mul(mag, mag), static_cast<R>(pol.epsilon)))));
 }
 
 // 1/(x_j + x_i) with 0 on the diagonal, under the policy (for x >= 0 it is singular only where both
 // values vanish).
 template <class R>
 Tensor<R> inverse_sums(const Tensor<R>& x, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
-  return inverse_pairs(pairwise_sums(x), x, pol, masked);
+  return inverse_pairs(x, true, pol, masked);
 }
 
 // The gauge diagnostic's report(l, r) of the sizes l and r: read at once (the host form of a
