@@ -246,6 +246,9 @@ class CudaLinalg final : public BatchedLinalg<T> {
                                                     double rtol) const override {
     return generic::inverse_pairs(x, sums, mask, rtol);
   }
+  Tensor<T> triangle_fold(const Tensor<T>& X, bool fold, bool upper) const override {
+    return generic::triangle_fold(X, fold, upper);
+  }
   void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const override {
     generic::matmul_into(out, a, b, batch);
   }

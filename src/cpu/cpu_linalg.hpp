@@ -101,6 +101,7 @@ class CpuLinalg final : public BatchedLinalg<T> {
   Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const override;
   std::tuple<Tensor<T>, Tensor<bool>> inverse_pairs(const Tensor<T>& x, bool sums, bool mask,
                                                     double rtol) const override;
+  Tensor<T> triangle_fold(const Tensor<T>& X, bool fold, bool upper) const override;
   void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const override;
   Tensor<T> triangular_op(TriangularBlas r, const Tensor<T>& A, const Tensor<T>& B, bool left, bool upper, bool unit,
                           blas::Trans trans) const override;

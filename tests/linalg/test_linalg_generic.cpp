@@ -401,6 +401,29 @@ void pairs_cases() {
   check(Tensor<T>::randn({3, 0}, 105), " empty batch");
 }
 
+// The folds of the QR rules: tensor ops against the CPU's kernel, fold and fill of each triangle,
+// with -0, NaN and inf entries, X strided, a batch, n = 1 and an empty batch.
+template <class T>
+void fold_cases() {
+  using R = tx::real_t<T>;
+  auto check = [](const Tensor<T>& X, const std::string& at) {
+    for (bool fold : {false, true})
+      for (bool upper : {false, true})
+        expect_same(tx::detail::generic::triangle_fold(X, fold, upper), tx::ops::TriangleFold{fold, upper}.forward(X),
+                    std::string("triangle_fold") + (fold ? " fold" : " fill") + (upper ? " upper" : " lower") + at);
+  };
+  auto X = tx::contiguous(Tensor<T>::randn({4, 4, 3}, 111));
+  T* p = X.mutable_data();
+  p[1] = T(-0.0);
+  p[4] = T(-0.0);
+  p[16 + 6] = T(std::nan(""));
+  p[32 + 15] = T(std::numeric_limits<R>::infinity());
+  check(X, " 4x4x3");
+  check(Tensor<T>::randn({5, 5, 2}, 112).mT(), " X^T view");
+  check(Tensor<T>::randn({1, 1}, 113), " 1x1");
+  check(Tensor<T>::randn({3, 3, 0}, 114), " empty batch");
+}
+
 }  // namespace
 
 TEST(LinalgGeneric, TriangularSolveAndProductMatchTheFusedForward) {
@@ -494,4 +517,10 @@ TEST(LinalgGeneric, InversePairsMatchTheFusedForward) {
   pairs_cases<double>();
   pairs_cases<C>();
   pairs_cases<float>();
+}
+
+TEST(LinalgGeneric, TriangleFoldMatchesTheFusedForward) {
+  fold_cases<double>();
+  fold_cases<C>();
+  fold_cases<float>();
 }

@@ -161,6 +161,25 @@ TYPED_TEST(LinalgGradFactor, CholeskyBatchedAndViews) {
 // Raw Q and R are valid probes (the sign pattern of R's diagonal is locally constant away from
 // tiny reflector pivots; docs/MATH.md section 8.6).
 
+// The Hermitian folds of the QR rules as an op of their own (ops/linalg/triangle_fold.hpp): fold
+// and fill of each triangle, a batch of two; each one's VJP is the other's JVP (the harness checks
+// the VJP against the JVP exactly), and the values against their definitions.
+TYPED_TEST(LinalgGradFactor, TriangleFoldRules) {
+  using T = TypeParam;
+  const auto X = Tensor<T>::randn({3, 3, 2}, 512);
+  for (bool fold : {false, true})
+    for (bool upper : {false, true}) {
+      SCOPED_TRACE(std::string(fold ? "fold" : "fill") + (upper ? " upper" : " lower"));
+      auto f = [fold, upper](const auto& x) { return tx::detail::triangle_fold(x, fold, upper); };
+      tx::testing::expect_ad(f, X);
+      const auto sym = tx::add(X, X.mH()), part = upper ? tx::triu(X, 1) : tx::tril(X, -1);
+      const auto diag = tx::diag_embed(tx::cast<T>(tx::real(tx::diagonal(X))));
+      const auto want =
+          fold ? tx::add(upper ? tx::triu(sym, 1) : tx::tril(sym, -1), diag) : tx::add(tx::add(part, part.mH()), diag);
+      expect_close(values(f(X)), values(want), 1e-15, "values");
+    }
+}
+
 TYPED_TEST(LinalgGradFactor, QrReduced) {
   using T = TypeParam;
   auto fQ = [](const auto& A) { return la::qr(A).first; };

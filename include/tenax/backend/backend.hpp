@@ -125,6 +125,9 @@ class BatchedLinalg {
   // second output (all false without mask).
   virtual std::tuple<Tensor<T>, Tensor<bool>> inverse_pairs(const Tensor<T>& x, bool sums, bool mask,
                                                             double rtol) const = 0;
+  // The Hermitian fold (fold) or fill of the upper or lower strict triangle of each square matrix
+  // of X, Re diag(X) on the diagonal (ops/linalg/triangle_fold.hpp, TriangleFold).
+  virtual Tensor<T> triangle_fold(const Tensor<T>& X, bool fold, bool upper) const = 0;
   // out = a b for each matrix of the batch shape `batch` (a and b broadcast over it, any strides;
   // out contiguous, m x n x batch, k > 0) (ops/linalg/matmul.hpp).
   virtual void matmul_into(const Tensor<T>& out, const Tensor<T>& a, const Tensor<T>& b, const Shape& batch) const = 0;

@@ -351,6 +351,18 @@ std::tuple<Tensor<T>, Tensor<bool>> inverse_pairs(const Tensor<T>& x, bool sums,
   return {where(drop, zero, div(one, where(drop, one, D))), where(diag, Tensor<bool>::full({}, false, dev), small)};
 }
 
+// The folds of the QR rules (ops/linalg/triangle_fold.hpp) in tensor ops; the CPU's kernel
+// (src/cpu/linalg_fold.cpp) computes the same operations per entry and gives the same bits.
+template <class T>
+Tensor<T> triangle_fold(const Tensor<T>& X, bool fold, bool upper) {
+  if (fold) {
+    const Tensor<T> sym = add(X, X.mH());
+    return sub(upper ? triu(sym) : tril(sym), mul(diag_embed(diagonal(sym)), T(0.5)));
+  }
+  const Tensor<T> part = upper ? triu(X, 1) : tril(X, -1);
+  return add(add(part, part.mH()), re_diag(X));
+}
+
 // matrix_exp and its Frechet derivative (ops/linalg/matrix_exp.hpp) in tensor ops; the CPU's fused
 // kernels (src/cpu/linalg_expm.cpp) run the same steps on each matrix and give the same bits.
 // r_m(X) for a batch of matrices X: U = X (sum of the odd terms / X), V = the even terms,

@@ -7,6 +7,7 @@
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
+#include "tenax/ops/linalg/triangle_fold.hpp"
 #include "tenax/ops/linalg/triangular_matmul.hpp"
 
 namespace tenax {
@@ -59,8 +60,7 @@ struct Qr {
     if (m >= n) {
       auto dX = linalg::solve_triangular(R, dA, true, false);
       auto M = matmul(Q.mH(), dX);
-      auto sym = add(M, M.mH());
-      auto S = sub(triu(sym), mul(diag_embed(diagonal(sym)), T(0.5)));
+      auto S = detail::triangle_fold(M, true, true);  // triu(M + M^H) - Diag(M + M^H)/2
       return std::tuple{sub(dX, matmul(Q, S)), linalg::triangular_matmul(R, S, true, false)};
     }
     auto R1 = slice(R, 1, 0, m);
@@ -79,9 +79,7 @@ struct Qr {
       Tensor<T> W;
       if (gR.defined()) W = linalg::triangular_matmul(R, gR.mH(), true);
       if (gQ.defined()) W = detail::subtract(W, matmul(gQ.mH(), Q));
-      auto low = tril(W, -1);
-      auto copyltu = add(add(low, low.mH()), detail::re_diag(W));
-      auto inner = matmul(Q, copyltu);
+      auto inner = matmul(Q, detail::triangle_fold(W, false, false));  // Q copyltu(W)
       if (gQ.defined()) inner = add(gQ, inner);
       return linalg::solve_triangular(R, inner, true, false, false, cpu::Trans::C);
     }
