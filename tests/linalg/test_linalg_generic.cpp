@@ -422,6 +422,11 @@ void fold_cases() {
   check(Tensor<T>::randn({5, 5, 2}, 112).mT(), " X^T view");
   check(Tensor<T>::randn({1, 1}, 113), " 1x1");
   check(Tensor<T>::randn({3, 3, 0}, 114), " empty batch");
+  const std::string e = tx::testing::error_of([] {
+    tx::ops::TriangleFold{true, true}.forward(Tensor<T>::randn({3, 2}, 115));
+  });
+  EXPECT_NE(e.find("[triangle_fold]"), std::string::npos) << e;
+  EXPECT_NE(e.find("square"), std::string::npos) << e;
 }
 
 }  // namespace

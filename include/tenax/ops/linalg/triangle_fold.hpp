@@ -27,6 +27,7 @@ struct TriangleFold {
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& X) const {
+    detail::check_square(name, X);
     return detail::linalg_backend<T>(name, X.device()).triangle_fold(X, fold, upper);
   }
   template <class C>
