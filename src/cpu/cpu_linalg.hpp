@@ -11,8 +11,28 @@
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/backend/eigenvectors.hpp"
 #include "tenax/backend/tiny_pivots.hpp"
+#include "tenax/ops/linalg/common.hpp"
 
 namespace tenax::detail {
+
+// An input of a captured kernel read as contiguous: its own data when it is, else a copy into
+// scratch the kernel keeps (read(p) gives the elements from the input's first-element pointer p).
+template <class T>
+class ContiguousRead {
+ public:
+  explicit ContiguousRead(const Tensor<T>& x)
+      : direct_(x.is_contiguous()), copy_(copy_to_contiguous(x)), buf_(direct_ ? Shape{0} : x.shape()) {}
+  const T* read(char* p) const {
+    if (direct_) return reinterpret_cast<const T*>(p);
+    copy_(reinterpret_cast<char*>(buf_.get()), p);
+    return buf_.get();
+  }
+
+ private:
+  bool direct_;
+  decltype(copy_to_contiguous(std::declval<const Tensor<T>&>())) copy_;
+  Scratch<T> buf_;
+};
 
 template <class T>
 class CpuLinalg final : public BatchedLinalg<T> {

@@ -42,16 +42,9 @@ Tensor<T> CpuLinalg<T>::triangle_fold(const Tensor<T>& X, bool fold, bool upper)
   Tensor<T> Y = Tensor<T>::empty(X.shape());
   if (Y.numel() == 0) return Y;
   const std::int64_t nb = Y.numel() / (n * n);
-  // A strided X is read through a contiguous copy of its own.
-  const bool direct = X.is_contiguous();
-  auto run = [copy = detail::copy_to_contiguous(X), xs = Scratch<T>(direct ? Shape{0} : X.shape()), direct, n, nb, fold,
-              upper](char* const* p) {
+  auto run = [in = ContiguousRead<T>(X), n, nb, fold, upper](char* const* p) {
     T* y = reinterpret_cast<T*>(p[0]);
-    const T* x = reinterpret_cast<const T*>(p[1]);
-    if (!direct) {
-      copy(reinterpret_cast<char*>(xs.get()), p[1]);
-      x = xs.get();
-    }
+    const T* x = in.read(p[1]);
     for (std::int64_t b = 0; b < nb; ++b) fold_one(x + b * n * n, n, fold, upper, y + b * n * n);
   };
   detail::record_kernel_n(run, {Y.impl().get()}, {X.impl().get()});

@@ -47,17 +47,11 @@ std::tuple<Tensor<T>, Tensor<bool>> CpuLinalg<T>::inverse_pairs(const Tensor<T>&
   Tensor<bool> masked = Tensor<bool>::empty(shape);
   if (F.numel() == 0) return {F, masked};
   const std::int64_t nb = F.numel() / (n * n);
-  // A strided x is read through a contiguous copy of its own.
-  const bool direct = x.is_contiguous();
-  auto run = [copy = detail::copy_to_contiguous(x), xs = Scratch<T>(direct ? Shape{0} : x.shape()),
-              tols = Scratch<real_t<T>>(Shape{mask ? nb : 0}), direct, n, nb, sums, mask, rtol](char* const* p) {
+  auto run = [in = ContiguousRead<T>(x), tols = Scratch<real_t<T>>(Shape{mask ? nb : 0}), n, nb, sums, mask,
+              rtol](char* const* p) {
     T* f = reinterpret_cast<T*>(p[0]);
     bool* m = reinterpret_cast<bool*>(p[1]);
-    const T* v = reinterpret_cast<const T*>(p[2]);
-    if (!direct) {
-      copy(reinterpret_cast<char*>(xs.get()), p[2]);
-      v = xs.get();
-    }
+    const T* v = in.read(p[2]);
     // Column c of the batch (matrix c / n), spread over the pool when there is work enough
     // (kernels/parallel.hpp); the tolerances first, one per matrix.
     if (mask)

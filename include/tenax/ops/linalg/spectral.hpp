@@ -119,18 +119,23 @@ struct InversePairs {
 
 namespace tenax::detail {
 
+// The InversePairs op under the Exact or Mask policy (real or complex x); `masked` is set under Mask.
+template <class T>
+Tensor<T> pairs_op(const Tensor<T>& x, bool sums, const linalg::Degeneracy& pol, Tensor<bool>* masked) {
+  const bool mask = pol.mode == linalg::Degeneracy::Mode::Mask;
+  const double rtol = mask_rtol(pol, std::numeric_limits<real_t<T>>::epsilon(), x.shape()[0]);
+  auto [F, m] = detail::apply(ops::InversePairs{sums, mask, rtol}, x);
+  if (masked && mask) *masked = m;
+  return F;
+}
+
 // F = 1/D_ij off the diagonal (0 on it) under the policy, D the pairwise gaps (x_j - x_i) or sums
 // (x_j + x_i) of x (n x batch, real; the Mask tolerance is rtol * max|x| per matrix); `masked`
 // (optional output) marks the off-diagonal pairs the Mask policy zeroed.
 template <class R>
 Tensor<R> inverse_pairs(const Tensor<R>& x, bool sums, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
   const std::int64_t n = x.shape()[0];
-  if (pol.mode != linalg::Degeneracy::Mode::Lorentzian) {
-    const bool mask = pol.mode == linalg::Degeneracy::Mode::Mask;
-    auto [F, m] = detail::apply(ops::InversePairs{sums, mask, mask_rtol(pol, std::numeric_limits<R>::epsilon(), n)}, x);
-    if (masked && mask) *masked = m;
-    return F;
-  }
+  if (pol.mode != linalg::Degeneracy::Mode::Lorentzian) return pairs_op(x, sums, pol, masked);
   const Tensor<R> D = sums ? pairwise_sums(x) : pairwise_gaps(x);
   if (D.numel() == 0) return Tensor<R>::zeros(D.shape(), D.device());
   const Tensor<bool> diag = expand(cast<bool>(Tensor<R>::eye(n, n, D.device())), D.shape());
@@ -151,13 +156,7 @@ template <class C>
 Tensor<C> inverse_complex_gaps(const Tensor<C>& w, const linalg::Degeneracy& pol, Tensor<bool>* masked = nullptr) {
   using R = real_t<C>;
   const std::int64_t n = w.shape()[0];
-  if (pol.mode != linalg::Degeneracy::Mode::Lorentzian) {
-    const bool mask = pol.mode == linalg::Degeneracy::Mode::Mask;
-    auto [F, m] =
-        detail::apply(ops::InversePairs{false, mask, mask_rtol(pol, std::numeric_limits<R>::epsilon(), n)}, w);
-    if (masked && mask) *masked = m;
-    return F;
-  }
+  if (pol.mode != linalg::Degeneracy::Mode::Lorentzian) return pairs_op(w, false, pol, masked);
   const Tensor<C> D = pairwise_gaps(w);
   const Device dev = D.device();
   if (D.numel() == 0) return Tensor<C>::zeros(D.shape(), dev);
