@@ -72,6 +72,18 @@ TEST(Shape, TransposeAndPermute) {
   EXPECT_TENAX_ERROR(tx::transpose(Tensor<double>::zeros({3}), 0, 2), "transpose");
 }
 
+// A conjugate transpose (a transposing map) of an empty tensor whose other extents are huge
+// runs nothing (fuzz_linalg found it writing out of bounds: base64 MkDjf////r8=).
+TEST(Shape, EmptyTransposedMapWithHugeExtents) {
+  const std::int64_t huge = std::int64_t{1} << 40;
+  const auto x = Tensor<std::complex<float>>::zeros({2, huge, 0});
+  const auto y = x.mH();
+  EXPECT_EQ(y.shape(), (Shape{huge, 2, 0}));
+  EXPECT_EQ(y.numel(), 0);
+  const auto z = tenax::contiguous(Tensor<double>::zeros({huge, 17, 0}).mT());
+  EXPECT_EQ(z.shape(), (Shape{17, huge, 0}));
+}
+
 TEST(Shape, Reshape) {
   const auto x = iota3();
   // View case: a contiguous input keeps its storage; column-major element order is kept.

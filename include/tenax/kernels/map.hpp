@@ -97,8 +97,9 @@ int transpose_dimension(const cpu::LoopNest<N>& nest, std::int64_t in_size) {
   if constexpr (N != 2) {
     return -1;
   } else {
+    // (An empty nest runs nothing: its extents may still be huge beside a zero, fuzz_linalg.)
     const Shape& sh = nest.shape;
-    if (sh.size() < 2 || sh[0] < 16 || nest.strides[1][0] == in_size) return -1;
+    if (nest.empty || sh.size() < 2 || sh[0] < 16 || nest.strides[1][0] == in_size) return -1;
     for (int d = 1; d < sh.size(); ++d)
       if (nest.strides[1][d] == in_size && sh[d] > 1) return d;
     return -1;
