@@ -21,7 +21,7 @@ ImplPtr make_impl(DType dtype, const Shape& shape, Device device) {
   t->dtype = dtype;
   t->device = device;
   t->shape = shape;
-  t->strides = col_major_strides(shape);
+  set_col_major_strides(shape, t->strides);
   t->storage = make_storage(static_cast<std::size_t>(numel_of(shape)) * dtype_size(dtype), device);
   return t;
 }

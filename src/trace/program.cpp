@@ -236,7 +236,12 @@ void Program::run(const detail::ImplPtr* inputs, std::size_t n_inputs, detail::I
   // returned it as its own output) is held with a count, since that step replaces it in env_.
   for (std::size_t k = 0; k < n_inputs; ++k) {
     const auto v = static_cast<std::size_t>(g_.inputs[k]);
-    env_[v] = is_input_[v] == 1 ? detail::ImplPtr::borrow(inputs[k].get()) : inputs[k];
+    // (Not one conditional expression: `c ? borrow(..) : inputs[k]` is a const prvalue, which
+    // would be copy-assigned, an atomic increment and decrement per input per run.)
+    if (is_input_[v] == 1)
+      env_[v] = detail::ImplPtr::borrow(inputs[k].get());
+    else
+      env_[v] = inputs[k];
   }
   // Leaves only the constants behind, also when a kernel throws. After a prepared run that ended
   // normally only the inputs and the outputs can still be held (every other value was released
