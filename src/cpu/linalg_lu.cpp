@@ -65,7 +65,7 @@ std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::in
     std::int32_t* const pv = reinterpret_cast<std::int32_t*>(p[3]);
     std::int32_t* const inf = reinterpret_cast<std::int32_t*>(p[4]);
     copy(reinterpret_cast<char*>(tall ? Lp : Up), p[5]);
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(m));
+    SmallVec<std::int64_t, 16> perm(static_cast<std::size_t>(m));  // (no allocation per run up to 16 rows)
     detail::Reload<T, decltype(copy)> reload(copy, p[5], nb, m * n);
     detail::for_each_matrix(tall ? Lp : Up, m, n, nb, [&](T* lu, std::int64_t b) {
       if (detail::all_finite(lu, m * n)) {

@@ -26,7 +26,7 @@ struct GemmBatch {
   GemmOperand oa, ob;
   std::int64_t m, n, k, nb;
   bool parallel;
-  std::vector<std::int64_t> offa, offb;
+  BatchOffsets offa, offb;
   ImplPtr scratch_a, scratch_b;                      // null: the operand is read in place
   std::function<void(char*, char*)> copy_a, copy_b;  // operand -> scratch
 };
@@ -51,8 +51,8 @@ void run_gemms(const GemmBatch& g, char* const* p) {
 // Whether the batch of products is one gemm: one A (broadcast over the batch) times B_i that lie one
 // after another, column-major, as the columns of one k x (n nb) matrix; the outputs lie so too.
 // (Batched tangents meet this: jacfwd's directions are B's trailing dimension, ad/apply.hpp.)
-bool one_product(const std::vector<std::int64_t>& offa, const std::vector<std::int64_t>& offb, const GemmOperand& ob,
-                 std::int64_t k, std::int64_t n) {
+bool one_product(const BatchOffsets& offa, const BatchOffsets& offb, const GemmOperand& ob, std::int64_t k,
+                 std::int64_t n) {
   const std::size_t nb = offa.size();
   if (nb < 2 || ob.trans != cpu::Trans::N || ob.ld != k || static_cast<std::int64_t>(nb) * n > INT_MAX) return false;
   for (std::size_t i = 1; i < nb; ++i)

@@ -284,7 +284,7 @@ Tensor<T> triangular_op(TriangularBlas r, const Tensor<T>& A, const Tensor<T>& B
   const auto side = left ? blas::Side::Left : blas::Side::Right;
   const auto uplo = upper ? blas::Uplo::Upper : blas::Uplo::Lower;
   const auto diag = unit ? blas::Diag::Unit : blas::Diag::NonUnit;
-  const std::vector<std::int64_t> aoff = batch_offsets(a, batch);
+  const BatchOffsets aoff = batch_offsets(a, batch);
   const std::int64_t lda = std::max<std::int64_t>(1, a.strides()[1]);
   if (r == TriangularBlas::trsm)
     batched::triangular<TriangularBlas::trsm>(side, uplo, trans, diag, a, aoff, lda, X);
@@ -303,7 +303,7 @@ void matmul_into(const Tensor<T>& out, const Tensor<T>& a_in, const Tensor<T>& b
   const Tensor<T> a = oa.ok ? a_in : clone(a_in), b = ob.ok ? b_in : clone(b_in);
   if (!oa.ok) oa = gemm_operand(m, k, a.strides()[0], a.strides()[1]);
   if (!ob.ok) ob = gemm_operand(k, n, b.strides()[0], b.strides()[1]);
-  const std::vector<std::int64_t> offa = batch_offsets(a, batch), offb = batch_offsets(b, batch);
+  const BatchOffsets offa = batch_offsets(a, batch), offb = batch_offsets(b, batch);
   const BatchedLinalg<T>& be = linalg_backend<T>("matmul", out.device());
   const int dev = out.device().index;
   const std::int64_t sa = uniform_step(offa), sb = uniform_step(offb);

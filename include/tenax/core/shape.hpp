@@ -8,6 +8,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tenax/core/error.hpp"
@@ -89,19 +90,27 @@ inline std::string to_string(const Shape& s) {
 // Number of elements; throws when a dimension is negative or the product overflows int64. The
 // product of max(d, 1) (the extent of the column-major strides) must fit too, so a shape with a
 // zero dimension cannot make col_major_strides overflow. `context` ends each message (an op on a
-// tensor passes its dtype and device, " (f64 on cpu)").
-inline std::int64_t checked_numel(const Shape& s, std::string_view op, std::string_view context = {}) {
+// tensor passes its dtype and device, " (f64 on cpu)"): text, or a callable that makes the text,
+// called only when a check fails (an op's every call then builds no string).
+template <class Context = std::string_view>
+std::int64_t checked_numel(const Shape& s, std::string_view op, const Context& context = {}) {
+  const auto text = [&]() -> decltype(auto) {
+    if constexpr (std::is_invocable_v<const Context&>)
+      return context();
+    else
+      return (context);
+  };
   std::int64_t n = 1, span = 1;
   for (auto d : s) {
-    TENAX_CHECK(d >= 0, op, "negative dimension in shape ", s, context);
+    TENAX_CHECK(d >= 0, op, "negative dimension in shape ", s, text());
     const std::int64_t e = std::max<std::int64_t>(d, 1);
-    TENAX_CHECK(span <= INT64_MAX / e, op, "shape ", s, " overflows int64 elements", context);
+    TENAX_CHECK(span <= INT64_MAX / e, op, "shape ", s, " overflows int64 elements", text());
     span *= e;
     n *= d;  // n <= span
   }
   // An empty shape allocates nothing, but its strides still reach the span: their byte offsets
   // (up to 16 bytes per element) must fit in int64 (non-empty shapes are checked per dtype).
-  TENAX_CHECK(n != 0 || span <= INT64_MAX / 16, op, "shape ", s, " overflows int64 byte offsets", context);
+  TENAX_CHECK(n != 0 || span <= INT64_MAX / 16, op, "shape ", s, " overflows int64 byte offsets", text());
   return n;
 }
 

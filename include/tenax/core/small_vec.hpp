@@ -46,6 +46,8 @@ class SmallVec {
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
   T& operator[](std::size_t i) { return p_[i]; }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
   const T& operator[](std::size_t i) const { return p_[i]; }
   T* begin() { return p_; }
   T* end() { return p_ + n_; }

@@ -177,7 +177,7 @@ void cpu_triangular(cpu::Side side, cpu::Uplo uplo, cpu::Trans trans, cpu::Diag 
 // or products (trmm, triangular_matmul).
 template <TriangularBlas R, class T>
 void triangular(blas::Side side, blas::Uplo uplo, blas::Trans trans, blas::Diag diag, const Tensor<T>& a,
-                const std::vector<std::int64_t>& aoff, std::int64_t lda, const Tensor<T>& x) {
+                const BatchOffsets& aoff, std::int64_t lda, const Tensor<T>& x) {
   const auto [be, dev, nb] = on(R == TriangularBlas::trsm ? "solve_triangular" : "triangular_matmul", x);
   if (nb > 0)
     be.triangular(dev, R, side, uplo, trans, diag, x.shape()[0], x.shape()[1], a.data(), aoff.data(), lda,

@@ -16,6 +16,7 @@
 #include "tenax/ad/mode.hpp"
 #include "tenax/backend/cpu_provider.hpp"
 #include "tenax/backend/tiny_pivots.hpp"
+#include "tenax/core/small_vec.hpp"
 #include "tenax/core/tensor.hpp"
 #include "tenax/kernels/checks.hpp"
 #include "tenax/kernels/map.hpp"
@@ -308,11 +309,13 @@ Tensor<T> batch_eye(std::int64_t n, const Shape& batch, Device dev) {
 
 namespace tenax::detail {
 
-// Element offsets of each matrix of `t` when its batch dimensions are broadcast to `batch`.
+// Element offsets of each matrix of `t` when its batch dimensions are broadcast to `batch`
+// (inline for a few matrices: an eager matmul or triangular op allocates nothing for them).
+using BatchOffsets = SmallVec<std::int64_t, 4>;
 template <class T>
-std::vector<std::int64_t> batch_offsets(const Tensor<T>& t, const Shape& batch) {
+BatchOffsets batch_offsets(const Tensor<T>& t, const Shape& batch) {
   const std::int64_t nb = numel_of(batch);
-  std::vector<std::int64_t> off(static_cast<std::size_t>(nb));
+  BatchOffsets off(static_cast<std::size_t>(nb));
   Strides st;
   for (int d = 0; d < batch.size(); ++d)
     st.push_back(d + 2 < t.dim() && t.shape()[d + 2] == batch[d] ? t.strides()[d + 2] : 0);

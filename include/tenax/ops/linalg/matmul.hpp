@@ -36,7 +36,7 @@ inline GemmOperand gemm_operand(std::int64_t rows, std::int64_t cols, std::int64
 
 // The common step of batch offsets (0 for one matrix or a broadcast operand), or -1 when the
 // offsets are not an arithmetic sequence.
-inline std::int64_t uniform_step(const std::vector<std::int64_t>& off) {
+inline std::int64_t uniform_step(const BatchOffsets& off) {
   if (off.size() < 2) return 0;
   const std::int64_t s = off[1] - off[0];
   for (std::size_t i = 2; i < off.size(); ++i)

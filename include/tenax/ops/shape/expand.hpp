@@ -41,7 +41,7 @@ Tensor<T> expand(const Tensor<T>& x, const Shape& shape) {
     TENAX_CHECK(s == shape[d] || s == 1, "expand", "cannot expand shape ", x.shape(), " to ", shape, " (",
                 dtype_traits<T>::name, " on ", x.device().str(), ")");
   }
-  checked_numel(shape, "expand", detail::dtype_on(x));
+  checked_numel(shape, "expand", [&] { return detail::dtype_on(x); });
   if (shape == x.shape()) return x;
   if constexpr (dtype_traits<T>::is_floating)
     return detail::apply(ops::Expand{shape}, x);
@@ -53,7 +53,7 @@ template <Scalar T>
 Tensor<T> broadcast_to(const Tensor<T>& x, const Shape& shape) {
   detail::check_defined("broadcast_to", x);
   // Checked here too, so that errors name the op the caller used.
-  checked_numel(shape, "broadcast_to", detail::dtype_on(x));
+  checked_numel(shape, "broadcast_to", [&] { return detail::dtype_on(x); });
   TENAX_CHECK(x.dim() <= shape.size() && broadcast_conflict(x.shape(), shape) < 0 &&
                   broadcast_shapes(x.shape(), shape, "broadcast_to") == shape,
               "broadcast_to", "cannot broadcast shape ", x.shape(), " to ", shape, detail::dtype_on(x));
