@@ -143,6 +143,31 @@ TEST(Custom, SeveralInputsAndOutputs) {
   EXPECT_EQ(ga.to_vector(), std::vector<double>(3, 1.0));
 }
 
+// A JVP rule that returns the output it read as that output's tangent (here exp's, for the
+// tangent of ones): the rule reads the outputs themselves in a plain JVP (no copies), so the
+// tangent must be a copy of the output, not the output's own body (a reference cycle).
+TEST(Custom, AJvpRuleReturningItsOutput) {
+  const auto exp_y = tx::custom_jvp(
+      "exp_y", [](const auto& x) { return tx::exp(x); }, [](const auto&, const auto& y, const auto&) { return y; });
+  const TD x = TD::randn({3}, 7);
+  const TD ones = TD::ones({3});
+  const auto [y, t] = tx::jvp([&](const TD& v) { return exp_y(v); }, x, ones);
+  EXPECT_EQ(t.to_vector(), tx::exp(x).to_vector());
+  EXPECT_EQ(y.to_vector(), tx::exp(x).to_vector());
+  // Inside the function: the output's tangent is not the output itself.
+  bool checked = false;
+  (void)tx::jvp(
+      [&](const TD& v) {
+        TD o = exp_y(v);
+        EXPECT_TRUE(o.impl()->tangent);
+        EXPECT_NE(o.impl()->tangent.get(), o.impl().get());
+        checked = true;
+        return o;
+      },
+      x, ones);
+  EXPECT_TRUE(checked);
+}
+
 TEST(Custom, TracedAndCompiled) {
   const TD x0 = TD::randn({3, 2}, 11), x1 = TD::randn({3, 2}, 12);
   auto loss = [](const TD& v) { return tx::mul(lse(tx::sin(v)), 2.0); };

@@ -379,7 +379,8 @@ void push_tangents(const Op& op, const InTup& inputs, const OutTup& outs, const 
           const auto& oi = std::get<I>(outs);
           if (ti.defined() && oi.defined()) {
             check_rule_result(Op::name, "jvp tangent", ti.impl(), *oi.impl());
-            oi.impl()->tangent = ti.impl();
+            // (A rule that returns an output it read as that output's tangent: a copy, not a cycle.)
+            oi.impl()->tangent = ti.impl() == oi.impl() ? shallow_copy(*ti.impl()) : ti.impl();
             // The node keeps the tangent's value only (its graph holds the node).
             if constexpr (saves_outputs<Op>() && !std::is_void_v<NodeT>)
               if (node && std::get<I>(node->saved()).defined())
@@ -511,7 +512,15 @@ auto apply(const Op& op, const In&... in) {
   if (fw) {
     const InTup inputs(in...);
     auto* replay = static_cast<TangentReplay*>(m.tangent_replay);
-    const OutTup seen = without_tangents(outs);
+    // The rule reads the outputs through copies without tangents where its ops may record (a tape
+    // node, or an input tangent that requires grad: reverse over forward), since the tangent's graph
+    // would otherwise hold the output that holds the tangent, and for a replay, which runs the rule
+    // again once the outputs hold tangents. Otherwise nothing the rule computes can refer to an
+    // output but a result that is the output itself (push_tangents copies that one), so the rule
+    // reads the outputs as they are (an eager JVP made a copy per output of every op).
+    const bool may_record =
+        m.grad_enabled && (rec || (... || (in.impl()->tangent && in.impl()->tangent->requires_grad)));
+    const OutTup seen = may_record || replay ? without_tangents(outs) : outs;
     if (!replay) [[likely]] {
       push_tangents(op, inputs, outs, seen, node, false);
     } else {
