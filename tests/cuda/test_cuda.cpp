@@ -964,8 +964,8 @@ TEST(Cuda, PivotsAreCheckedOnTheDevice) {
     EXPECT_NO_THROW(X = tx::linalg::lu_solve(LU.to(gpu), bad.to(gpu), B.to(gpu)));
     EXPECT_EQ(tx::detail::deferred_checks(gpu), 2u);  // singular factors (passes), pivots (fails)
     EXPECT_EQ(tx::testing::on_device(tx::testing::error_of([&] { (void)X.to(cpu); }), "cuda:0", "cpu"), mc);
-    // The differentiable composite (op T, LU requiring its gradient) permutes by
-    // pivots_to_permutation, checked the same way.
+    // The differentiable composite (op T, LU requiring its gradient) permutes by pivot_rows,
+    // checked the same way.
     auto loss = [&](const Tensor<double>& lu) {
       return tx::sum(tx::linalg::lu_solve(lu, bad.to(lu.device()), B.to(lu.device()), tx::linalg::Trans::T));
     };

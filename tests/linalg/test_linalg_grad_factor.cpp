@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "linalg/linalg_grad_support.hpp"
+#include "support/messages.hpp"
 
 namespace tx = tenax;
 namespace la = tenax::linalg;
@@ -115,6 +116,34 @@ TYPED_TEST(LinalgGradFactor, LuBatchedAndViews) {
     expect_layout_invariant(f, step_view(A));
     TENAX_CHECK_GRADS(fL, step_view(A));
   }
+}
+
+// The LU rules' row interchanges as one op (ops/linalg/permute_rows.hpp, PivotRows): P^T x and
+// P x for the pivots of square, tall and wide factorizations, x with other columns, a batch of two
+// and a strided view. Values against the permutation ops they replace, bit for bit (one the
+// other's inverse), and the rules by the full harness.
+TYPED_TEST(LinalgGradFactor, PivotRowsRules) {
+  using T = TypeParam;
+  std::uint64_t seed = 330;
+  for (auto [m, n] : kShapes) {
+    SCOPED_TRACE(shape_name(m, n));
+    const auto piv = la::lu_factor(lu_input<T>(m, n, {2}, ++seed)).second;
+    const auto X = transposed_view(Tensor<T>::randn(mshape(m, 3, {2}), ++seed));  // m x 3 x 2, strided
+    const auto perm = tx::detail::pivots_to_permutation(piv, m);
+    const auto PtX = tx::detail::pivot_rows(X, piv), PX = tx::detail::pivot_rows(X, piv, true);
+    EXPECT_EQ(PtX.to_vector(), tx::detail::permute_rows(X, perm).to_vector());
+    EXPECT_EQ(PX.to_vector(), tx::detail::permute_rows(X, tx::detail::inverse_permutation(perm)).to_vector());
+    EXPECT_EQ(tx::detail::pivot_rows(PtX, piv, true).to_vector(), tx::contiguous(X).to_vector());
+    for (bool inverse : {false, true}) {
+      SCOPED_TRACE(inverse ? "P x" : "P^T x");
+      tx::testing::expect_ad([&piv, inverse](const auto& x) { return tx::detail::pivot_rows(x, piv, inverse); }, X);
+    }
+  }
+  // Pivots that do not fit the rows: an error naming the op and both shapes.
+  const auto piv = la::lu_factor(lu_input<T>(4, 4, {}, 339)).second;
+  const std::string e = tx::testing::error_of([&] { tx::detail::pivot_rows(Tensor<T>::randn({3, 2}, 1), piv); });
+  EXPECT_NE(e.find("pivot_rows"), std::string::npos) << e;
+  EXPECT_NE(e.find("[4]"), std::string::npos) << e;
 }
 
 // ---- cholesky ------------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ TEST(GenericForms, PivotsPermutationsAndLuSolve) {
   const Tensor<double> B4 = tx::slice(B, 0, 0, 4, 1);
   const Tensor<std::int64_t> perm = d::pivots_to_permutation(piv, 4), inv = d::inverse_permutation(perm);
   const Tensor<double> rows = d::permute_rows(B4, perm);
+  const Tensor<double> pivoted = d::pivot_rows(B4, piv), unpivoted = d::pivot_rows(B4, piv, true);
   std::vector<Tensor<double>> X;
   for (auto t : {tx::linalg::Trans::N, tx::linalg::Trans::T, tx::linalg::Trans::C})
     X.push_back(tx::linalg::lu_solve(LU, piv, B4, t));
@@ -83,9 +84,12 @@ TEST(GenericForms, PivotsPermutationsAndLuSolve) {
     UseGeneric<&d::InversePermutation::host, &d::InversePermutation::generic> g2;
     UseGeneric<&tx::ops::PermuteRows::host<double>, &tx::ops::PermuteRows::generic<double>> g3;
     UseGeneric<&tx::ops::LuSolve::host<double>, &tx::ops::LuSolve::generic<double>> g4;
+    UseGeneric<&tx::ops::PivotRows::host<double>, &tx::ops::PivotRows::generic<double>> g5;
     expect_same(d::pivots_to_permutation(piv, 4), perm, "pivots_to_permutation");
     expect_same(d::inverse_permutation(perm), inv, "inverse_permutation");
     expect_same(d::permute_rows(B4, perm), rows, "permute_rows");
+    expect_same(d::pivot_rows(B4, piv), pivoted, "pivot_rows");
+    expect_same(d::pivot_rows(B4, piv, true), unpivoted, "pivot_rows (inverse)");
     int i = 0;
     for (auto t : {tx::linalg::Trans::N, tx::linalg::Trans::T, tx::linalg::Trans::C})
       expect_same(tx::linalg::lu_solve(LU, piv, B4, t), X[static_cast<std::size_t>(i++)], "lu_solve");
@@ -96,6 +100,12 @@ TEST(GenericForms, PivotsPermutationsAndLuSolve) {
   const Tensor<std::int32_t> badp = Tensor<std::int32_t>::from_col_major(piv.shape(), bad);
   const std::string now = error_of([&] { tx::linalg::lu_solve(LU, badp, B4); });
   EXPECT_NE(now.find("pivot"), std::string::npos) << now;
+  const std::string rows_now = error_of([&] { d::pivot_rows(B4, badp); });
+  EXPECT_NE(rows_now.find("pivot"), std::string::npos) << rows_now;
+  {
+    UseGeneric<&tx::ops::PivotRows::host<double>, &tx::ops::PivotRows::generic<double>> generic;
+    EXPECT_EQ(deferred_error_of([&] { d::pivot_rows(B4, badp); }), rows_now);
+  }
   UseGeneric<&tx::ops::LuSolve::host<double>, &tx::ops::LuSolve::generic<double>> generic;
   EXPECT_EQ(deferred_error_of([&] { tx::linalg::lu_solve(LU, badp, B4); }), now);
 }

@@ -121,9 +121,7 @@ template <class C>
 auto LuFactor::jvp(const C& c) const {
   using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
   const Tensor<T>& LU = c.y0();
-  const std::int64_t m = LU.shape()[0];
-  const auto t =
-      LuRules<T>::packed(LU).tangents(detail::permute_rows(c.dx0(), detail::pivots_to_permutation(c.y1(), m)));
+  const auto t = LuRules<T>::packed(LU).tangents(detail::pivot_rows(c.dx0(), c.y1()));
   Tensor<T> dLU = add(t.dL1, t.dU1);
   if (t.dU2.defined()) dLU = concat<T>({dLU, t.dU2}, 1);
   if (t.dL2.defined()) dLU = concat<T>({dLU, t.dL2}, 0);
@@ -138,7 +136,7 @@ auto LuFactor::vjp(const C& c) const {
   const Tensor<T> g1 = m == n ? g : slice(slice(g, 0, 0, k), 1, 0, k);
   const Tensor<T> PtgA = LuRules<T>::packed(LU).cotangent(g1, g1, m > k ? slice(g, 0, k, m) : Tensor<T>(),
                                                           n > k ? slice(g, 1, k, n) : Tensor<T>());
-  return detail::permute_rows(PtgA, detail::inverse_permutation(detail::pivots_to_permutation(c.y1(), m)));
+  return detail::pivot_rows(PtgA, c.y1(), true);
 }
 
 // Outputs P (m x m), L (m x k), U (k x n), and the pivots and info, which linalg::lu does not
@@ -163,9 +161,7 @@ struct Lu {
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&L = c.y1(), &U = c.y2();
-    const std::int64_t m = L.shape()[0];
-    const auto t = LuRules<T>::unpacked(L, U).tangents(
-        detail::permute_rows(c.dx0(), detail::pivots_to_permutation(c.template y<3>(), m)));
+    const auto t = LuRules<T>::unpacked(L, U).tangents(detail::pivot_rows(c.dx0(), c.template y<3>()));
     Tensor<T> dL = t.dL2.defined() ? concat<T>(std::vector<Tensor<T>>{t.dL1, t.dL2}, 0) : t.dL1;
     Tensor<T> dU = t.dU2.defined() ? concat<T>(std::vector<Tensor<T>>{t.dU1, t.dU2}, 1) : t.dU1;
     return std::tuple{Tensor<T>(), dL, dU, Tensor<std::int32_t>(), Tensor<std::int32_t>()};
@@ -182,7 +178,7 @@ struct Lu {
     };
     const Tensor<T> PtgA = LuRules<T>::unpacked(L, U).cotangent(block(gL, 0, 0, k, m), block(gU, 1, 0, k, n),
                                                                 block(gL, 0, k, m, m), block(gU, 1, k, n, n));
-    return detail::permute_rows(PtgA, detail::inverse_permutation(detail::pivots_to_permutation(c.template y<3>(), m)));
+    return detail::pivot_rows(PtgA, c.template y<3>(), true);
   }
 };
 

@@ -151,7 +151,7 @@ struct LuSolve {
     return detail::apply(*this, LU, piv, B);
   }
 
-  // op(A)^-1 G for A = P L U from differentiable public ops (permute_rows and triangular solves
+  // op(A)^-1 G for A = P L U from differentiable ops (pivot_rows and triangular solves
   // reading the triangles of LU), so that its derivatives in LU and G exist to any order:
   //   N: U^-1 L^-1 P^T G;   T / C: P L^-op U^-op G.
   template <class T>
@@ -159,14 +159,13 @@ struct LuSolve {
     // G's batch dimensions broadcast to LU's (lu_solve checks this), and pivots are batched like LU.
     const std::int64_t n = LU.shape()[0];
     const Tensor<T> Gb = broadcast_to(G, detail::with_batch(n, G.shape()[1], detail::mat_batch_shape(LU.shape())));
-    const auto perm = detail::pivots_to_permutation(piv, n);
     if (op == cpu::Trans::N) {
-      const auto Y = linalg::solve_triangular(LU, detail::permute_rows(Gb, perm), false, true, true);
+      const auto Y = linalg::solve_triangular(LU, detail::pivot_rows(Gb, piv), false, true, true);
       return linalg::solve_triangular(LU, Y, true);
     }
     const auto Y = linalg::solve_triangular(LU, Gb, true, true, false, op);
     const auto Z = linalg::solve_triangular(LU, Y, false, true, true, op);
-    return detail::permute_rows(Z, detail::inverse_permutation(perm));
+    return detail::pivot_rows(Z, piv, true);
   }
 
  private:
