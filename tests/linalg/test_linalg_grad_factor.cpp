@@ -146,6 +146,66 @@ TYPED_TEST(LinalgGradFactor, PivotRowsRules) {
   EXPECT_NE(e.find("[4]"), std::string::npos) << e;
 }
 
+// The small-matrix kernels of the square LU tangents and cotangent (ops/linalg/lu_tangent.hpp)
+// against the rule's tensor ops (the unit lower and upper triangles of one packed LU, and of
+// separate L and U), for every order they serve and a batch; and lu's first-order JVP, which takes
+// the kernel, against the JVP under recording (the tensor ops).
+TYPED_TEST(LinalgGradFactor, LuTangentKernelMatchesTheRuleOps) {
+  using T = TypeParam;
+  std::uint64_t seed = 340;
+  for (std::int64_t n : {1, 2, 3, 5, 8, 16}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto LU = la::lu_factor(lu_input<T>(n, n, {3}, ++seed)).first;
+    const auto X = Tensor<T>::randn(mshape(n, n, {3}), ++seed);
+    const auto C = la::solve_triangular(LU, la::solve_triangular(LU, X, true, false), false, true, true);
+    const auto want_dL = la::triangular_matmul(LU, tx::tril(C, -1), false, true, true);
+    const auto want_dU = la::triangular_matmul(LU, tx::triu(C), true, false);
+    const auto [dL, dU] = tx::detail::lu_tangent_small(LU, LU, X);
+    expect_close(values(dL), values(want_dL), 1e-12, "dL, packed");
+    expect_close(values(dU), values(want_dU), 1e-12, "dU, packed");
+    const auto [P, L, U] = la::lu(lu_input<T>(n, n, {3}, seed));
+    const auto [dL2, dU2] = tx::detail::lu_tangent_small(L, U, X);
+    const auto C2 = la::solve_triangular(L, la::solve_triangular(U, X, true, false), false, true, true);
+    expect_close(values(dL2), values(la::triangular_matmul(L, tx::tril(C2, -1), false, true, true)), 1e-12, "dL");
+    expect_close(values(dU2), values(la::triangular_matmul(U, tx::triu(C2), true, false)), 1e-12, "dU");
+    // The cotangent: L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H, packed and unpacked.
+    const auto gL = Tensor<T>::randn(mshape(n, n, {3}), ++seed), gU = Tensor<T>::randn(mshape(n, n, {3}), ++seed);
+    const auto C_ = tx::linalg::Trans::C;
+    auto rule_ops = [&](const Tensor<T>& l, const Tensor<T>& u) {
+      const auto M = tx::add(tx::tril(la::triangular_matmul(l, gL, false, true, true, C_), -1),
+                             tx::triu(la::triangular_matmul(u, gU, true, false, false, C_)));
+      return la::solve_triangular(l, la::solve_triangular(u, M, true, false, false, C_), false, true, true, C_);
+    };
+    expect_close(values(tx::detail::lu_cotangent_small(LU, LU, gL, gU)), values(rule_ops(LU, LU)), 1e-12,
+                 "cotangent, packed");
+    expect_close(values(tx::detail::lu_cotangent_small(L, U, gL, gU)), values(rule_ops(L, U)), 1e-12, "cotangent");
+    // Operands of any layout (read in place): a transposed X and gU, a broadcast gL.
+    if (n == 1) continue;  // (a 1 x 1 matrix has no other layout)
+    const auto Xt = transposed_view(X), gUt = transposed_view(gU);
+    const auto gLb = tx::expand(Tensor<T>::randn({1, 1, 1}, ++seed), mshape(n, n, {3}));
+    const auto [dLt, dUt] = tx::detail::lu_tangent_small(LU, LU, Xt);
+    EXPECT_EQ(dLt.to_vector(), dL.to_vector());
+    EXPECT_EQ(dUt.to_vector(), dU.to_vector());
+    expect_close(values(tx::detail::lu_cotangent_small(LU, LU, gLb, gUt)),
+                 values(tx::detail::lu_cotangent_small(LU, LU, tx::contiguous(gLb), gU)), 0, "strided operands");
+  }
+  // lu's JVP: the kernel (nothing recorded) against the tensor ops (the input tracked).
+  const auto A = lu_input<T>(4, 4, {2}, 349), dA = Tensor<T>::randn(mshape(4, 4, {2}), 350);
+  auto f = [](const auto& a) {
+    const auto r = la::lu(a);
+    return std::pair{std::get<1>(r), std::get<2>(r)};
+  };
+  const auto [y, t] = tx::jvp(f, A, dA);
+  const auto [yr, tr] = tx::jvp(f, A.requires_grad(), dA);
+  expect_close(values(t.first), values(tr.first), 1e-13, "dL: kernel vs tensor ops");
+  expect_close(values(t.second), values(tr.second), 1e-13, "dU: kernel vs tensor ops");
+  // Bad input: an error naming the op and the shapes.
+  const std::string e =
+      tx::testing::error_of([&] { tx::detail::lu_tangent_small(A, A, Tensor<T>::randn(mshape(4, 3, {2}), 1)); });
+  EXPECT_NE(e.find("lu_tangent"), std::string::npos) << e;
+  EXPECT_NE(e.find("[4, 3, 2]"), std::string::npos) << e;
+}
+
 // ---- cholesky ------------------------------------------------------------------------------------
 // PyTorch's convention: tangents are taken as Hermitian and the gradient is Hermitian, so the op
 // is tested through the wrapper cholesky(A + A^H) with A + A^H = B B^H + n I.

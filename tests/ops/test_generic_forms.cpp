@@ -4,6 +4,7 @@
 // results and raise the same errors, when the device's checks run (detail::run_deferred_checks).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -108,6 +109,29 @@ TEST(GenericForms, PivotsPermutationsAndLuSolve) {
   }
   UseGeneric<&tx::ops::LuSolve::host<double>, &tx::ops::LuSolve::generic<double>> generic;
   EXPECT_EQ(deferred_error_of([&] { tx::linalg::lu_solve(LU, badp, B4); }), now);
+}
+
+// The small LU rule kernels against their generic forms (the rule's tensor ops): equal up to
+// rounding (different algorithms), packed factors, a batch of three.
+TEST(GenericForms, LuRuleKernels) {
+  const auto LU =
+      tx::linalg::lu_factor(tx::add(Tensor<double>::randn({5, 5, 3}, 11), tx::mul(Tensor<double>::eye(5, 5), 4.0)))
+          .first;
+  const Tensor<double> X = Tensor<double>::randn({5, 5, 3}, 12), G = Tensor<double>::randn({5, 5, 3}, 13);
+  const auto [dL, dU] = d::lu_tangent_small(LU, LU, X);
+  const Tensor<double> gA = d::lu_cotangent_small(LU, LU, X, G);
+  auto expect_near = [](const Tensor<double>& got, const Tensor<double>& want, const char* what) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    const auto g = got.to_vector(), w = want.to_vector();
+    for (std::size_t i = 0; i < g.size(); ++i)
+      EXPECT_NEAR(g[i], w[i], 1e-12 * (1 + std::abs(w[i]))) << what << " " << i;
+  };
+  UseGeneric<&tx::ops::LuTangentSmall::host<double>, &tx::ops::LuTangentSmall::generic<double>> g1;
+  UseGeneric<&tx::ops::LuCotangentSmall::host<double>, &tx::ops::LuCotangentSmall::generic<double>> g2;
+  const auto [gdL, gdU] = d::lu_tangent_small(LU, LU, X);
+  expect_near(gdL, dL, "lu_tangent dL");
+  expect_near(gdU, dU, "lu_tangent dU");
+  expect_near(d::lu_cotangent_small(LU, LU, X, G), gA, "lu_cotangent");
 }
 
 TEST(GenericForms, InfoCodesAndChecks) {

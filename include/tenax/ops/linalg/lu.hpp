@@ -7,6 +7,7 @@
 #include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
+#include "tenax/ops/linalg/lu_tangent.hpp"
 #include "tenax/ops/linalg/permute_rows.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 #include "tenax/ops/linalg/triangular_matmul.hpp"
@@ -73,6 +74,12 @@ struct LuRules {
   Tangents tangents(const Tensor<T>& X) const {
     const std::int64_t m = X.shape()[0], n = X.shape()[1], k = std::min(m, n);
     const bool square = m == n;
+    // Small square factors whose tangents are not differentiated again: one op (a CPU kernel).
+    if (square && n <= kLuTangentKernelMaxN && L1.shape() == X.shape() && U1.shape() == X.shape() &&
+        !detail::differentiated_again(L1, U1, X)) {
+      auto [dL, dU] = detail::lu_tangent_small(L1, U1, X);
+      return {std::move(dL), std::move(dU), Tensor<T>(), Tensor<T>()};
+    }
     const Tensor<T> X11 = square ? X : slice(slice(X, 0, 0, k), 1, 0, k);
     const Tensor<T> Cm = lsolve(L1, rsolve_upper(U1, X11));
     const Tensor<T> low = tril(Cm, -1), up = triu(Cm);
@@ -86,6 +93,11 @@ struct LuRules {
   // P^T gA (m x n).
   Tensor<T> cotangent(const Tensor<T>& gL1, const Tensor<T>& gU1, const Tensor<T>& gL2, const Tensor<T>& gU2) const {
     const std::int64_t k = L1.shape()[0];
+    // Small square factors whose cotangent is not differentiated again: one op (a CPU kernel).
+    if (!L2.defined() && !U2.defined() && gL1.defined() && gU1.defined() && k <= kLuTangentKernelMaxN &&
+        U1.shape() == L1.shape() && gL1.shape() == L1.shape() && gU1.shape() == L1.shape() &&
+        !detail::differentiated_again(L1, U1, gL1, gU1))
+      return detail::lu_cotangent_small(L1, U1, gL1, gU1);
     Tensor<T> low, up;
     if (gL1.defined()) low = linalg::triangular_matmul(L1, gL1, false, true, true, cpu::Trans::C);
     if (U2.defined() && gU2.defined()) low = detail::subtract(low, matmul(gU2, U2.mH()));
