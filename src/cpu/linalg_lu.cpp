@@ -91,8 +91,7 @@ std::tuple<Tensor<T>, Tensor<T>, Tensor<T>, Tensor<std::int32_t>, Tensor<std::in
       // P[perm[i], i] = 1 with (P^T A)[i, :] = A[perm[i], :].
       T* q = Pp + b * m * m;
       std::fill(q, q + m * m, T(0));
-      for (std::int64_t i = 0; i < m; ++i) perm[static_cast<std::size_t>(i)] = i;
-      for (std::int64_t i = 0; i < k; ++i) std::swap(perm[static_cast<std::size_t>(i)], perm[pv[b * k + i] - 1]);
+      detail::permutation_of_pivots(pv + b * k, k, m, perm.data());
       for (std::int64_t i = 0; i < m; ++i) q[perm[static_cast<std::size_t>(i)] + i * m] = T(1);
     });
   };

@@ -222,6 +222,13 @@ inline void check_pivots(std::string_view op, const std::int32_t* pv, std::int64
       if (const std::int32_t v = pv[b * k + i]; v < 1 || v > m) bad_pivot(op, i, b, v, m, shape, Device::cpu());
 }
 
+// The permutation of m rows that k checked pivots (1-based interchanges, applied in order) make:
+// perm[i] such that (P^T A)[i, :] = A[perm[i], :] for getrf's A = P L U.
+inline void permutation_of_pivots(const std::int32_t* pv, std::int64_t k, std::int64_t m, std::int64_t* perm) {
+  for (std::int64_t i = 0; i < m; ++i) perm[i] = i;
+  for (std::int64_t i = 0; i < k; ++i) std::swap(perm[i], perm[pv[i] - 1]);
+}
+
 // True when a rule's result must itself be differentiable (a backward pass being recorded, or
 // tangents flowing through it): rules then use differentiable public ops instead of reusing
 // saved, non-differentiable factors.

@@ -86,7 +86,9 @@ struct LuTangentSmall {
     auto run = [n, l = lus::operand(L), u = lus::operand(U), x = lus::operand(X)](char* const* p) {
       constexpr std::size_t kMax = kLuTangentKernelMaxN * kLuTangentKernelMaxN;
       const std::int64_t nn = n * n;
-      detail::SmallVec<T, kMax> c(static_cast<std::size_t>(nn)), sl(c.size()), su(c.size()), sx(c.size());
+      // C, and scratch for the operands not read in place.
+      detail::SmallVec<T, kMax> c(static_cast<std::size_t>(nn)), sl(l.dense ? 0 : c.size()), su(u.dense ? 0 : c.size()),
+          sx(x.dense ? 0 : c.size());
       for (std::size_t b = 0; b < x.off.size(); ++b) {
         const auto o = static_cast<std::int64_t>(b) * nn;
         one(n, lus::matrix(l, reinterpret_cast<const T*>(p[2]), b, n, sl.data()),
@@ -177,7 +179,8 @@ struct LuCotangentSmall {
                 gu = lus::operand(gU)](char* const* p) {
       constexpr std::size_t kMax = kLuTangentKernelMaxN * kLuTangentKernelMaxN;
       const std::int64_t nn = n * n;
-      detail::SmallVec<T, kMax> sl(static_cast<std::size_t>(nn)), su(sl.size()), sgl(sl.size()), sgu(sl.size());
+      const auto size = [nn](const lus::Operand& o) { return o.dense ? 0 : static_cast<std::size_t>(nn); };
+      detail::SmallVec<T, kMax> sl(size(l)), su(size(u)), sgl(size(gl)), sgu(size(gu));  // (scratch: not in place)
       for (std::size_t b = 0; b < l.off.size(); ++b)
         one(n, lus::matrix(l, reinterpret_cast<const T*>(p[1]), b, n, sl.data()),
             lus::matrix(u, reinterpret_cast<const T*>(p[2]), b, n, su.data()),

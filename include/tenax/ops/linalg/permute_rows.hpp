@@ -31,11 +31,7 @@ struct PivotsToPermutation {
       std::int64_t* out = reinterpret_cast<std::int64_t*>(ptr[0]);
       const std::int32_t* pv = reinterpret_cast<const std::int32_t*>(ptr[1]);
       check_pivots(name, pv, m, shape);
-      for (std::int64_t b = 0; b < nb; ++b) {
-        std::int64_t* q = out + b * m;
-        for (std::int64_t i = 0; i < m; ++i) q[i] = i;
-        for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[pv[b * k + i] - 1]);
-      }
+      for (std::int64_t b = 0; b < nb; ++b) permutation_of_pivots(pv + b * k, k, m, out + b * m);
     };
     record_kernel(run, perm, p);
   }
@@ -146,8 +142,8 @@ struct PivotRows {
     detail::dispatch<&PivotRows::host<T>, &PivotRows::generic<T>>(x.device(), *this, out, x, piv);
     return out;
   }
-  // One captured kernel: the pivots checked, each matrix's permutation built on the stack, the
-  // rows gathered (P^T x) or scattered (P x) reading x in place (any strides).
+  // One captured kernel: the pivots checked, each matrix's permutation (or its inverse, for P x)
+  // built on the stack, the rows gathered by it reading x in place (any strides).
   template <class T>
   static void host(const PivotRows& op, const Tensor<T>& out, const Tensor<T>& x, const Tensor<std::int32_t>& piv) {
     const std::int64_t m = x.shape()[0], n = x.shape()[1];
@@ -163,10 +159,7 @@ struct PivotRows {
       for (std::size_t b = 0; b < off.size(); ++b) {
         const T* src = reinterpret_cast<const T*>(ptr[1]) + off[b];
         T* dst = reinterpret_cast<T*>(ptr[0]) + static_cast<std::int64_t>(b) * m * n;
-        for (std::int64_t i = 0; i < m; ++i) q[static_cast<std::size_t>(i)] = i;
-        for (std::int64_t i = 0; i < k; ++i)
-          std::swap(q[static_cast<std::size_t>(i)],
-                    q[static_cast<std::size_t>(pv[static_cast<std::int64_t>(b) * k + i] - 1)]);
+        detail::permutation_of_pivots(pv + static_cast<std::int64_t>(b) * k, k, m, q.data());
         if (inverse)
           for (std::int64_t i = 0; i < m; ++i) r[static_cast<std::size_t>(q[static_cast<std::size_t>(i)])] = i;
         const std::int64_t* g = inverse ? r.data() : q.data();
