@@ -160,6 +160,89 @@ TYPED_TEST(LinalgGradSolve, SolveNonContiguous) {
   TENAX_CHECK_GRADS(fr, step_view(A), transposed_view(Br));
 }
 
+// The small-matrix ops of the solve rules (ops/linalg/solve_tangent.hpp) against the rule's tensor
+// ops on the same factors, for op N and C, sizes up to the limit and a batch; operands of any
+// layout read in place; the ops' own derivatives; bad pivots, shapes and op = T raise errors naming
+// the op; and solve's gradient, which takes them, against the formula.
+TYPED_TEST(LinalgGradSolve, SolveKernelsMatchTheRuleOps) {
+  using T = TypeParam;
+  namespace d = tx::detail;
+  std::uint64_t seed = 720;
+  for (std::int64_t n : {1, 2, 3, 5, 8, 16})
+    for (std::int64_t k : {1, 3, 16}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", k = " + std::to_string(k));
+      const auto A = well_conditioned<T>(n, {3}, ++seed);
+      const auto [LU, piv] = la::lu_factor(A);
+      const auto M = Tensor<T>::randn(tx::lgtest::mshape(n, n, {3}), ++seed);
+      const auto X = Tensor<T>::randn(tx::lgtest::mshape(n, k, {3}), ++seed);
+      const auto G = Tensor<T>::randn(tx::lgtest::mshape(n, k, {3}), ++seed);
+      for (la::Trans t : {la::Trans::N, la::Trans::C}) {
+        SCOPED_TRACE(trans_name(t));
+        const auto dX = d::solve_tangent_small(t, A, LU, piv, M, X);
+        expect_close(values(dX), values(tx::neg(la::lu_solve(LU, piv, tx::matmul(M, X), t))), 1e-12, "dX");
+        // gB = op(A)^-H G: (A^H)^-1 G for N, A^-1 G for C.
+        const auto gB_want = la::lu_solve(LU, piv, G, t == la::Trans::N ? la::Trans::C : la::Trans::N);
+        const auto [gB, gA] = d::solve_cotangent_small(t, A, LU, piv, G, X);
+        expect_close(values(gB), values(gB_want), 1e-12, "gB");
+        expect_close(values(gA), values(tx::neg(tx::matmul(gB_want, X.mH()))), 1e-12, "-gB X^H");
+        // Operands of any layout, read in place: bit-equal to their contiguous copies.
+        if (n == 1) continue;
+        const auto Mt = transposed_view(M);
+        const auto Gb = tx::expand(Tensor<T>::randn({1, 1, 1}, ++seed), tx::lgtest::mshape(n, k, {3}));
+        EXPECT_EQ(d::solve_tangent_small(t, A, LU, piv, Mt, X).to_vector(),
+                  d::solve_tangent_small(t, A, LU, piv, tx::contiguous(Mt), X).to_vector());
+        const auto [gB1, gA1] = d::solve_cotangent_small(t, A, LU, piv, Gb, X);
+        const auto [gB2, gA2] = d::solve_cotangent_small(t, A, LU, piv, tx::contiguous(Gb), X);
+        EXPECT_EQ(gB1.to_vector(), gB2.to_vector());
+        EXPECT_EQ(gA1.to_vector(), gA2.to_vector());
+      }
+    }
+  // The ops' own derivatives (in A through its factors, and in M, X or G), to second order by the
+  // harness, a batch of two, both ops.
+  const auto A = well_conditioned<T>(4, {2}, 749), B = Tensor<T>::randn({4, 2, 2}, 750);
+  for (la::Trans t : {la::Trans::N, la::Trans::C}) {
+    SCOPED_TRACE(trans_name(t));
+    auto ft = [t](const auto& a, const auto& m, const auto& x) {
+      const auto [lu, p] = la::lu_factor(a);
+      return d::solve_tangent_small(t, a, lu, p, m, x);
+    };
+    auto fc = [t](const auto& a, const auto& g, const auto& x) {
+      const auto [lu, p] = la::lu_factor(a);
+      const auto [gb, c] = d::solve_cotangent_small(t, a, lu, p, g, x);
+      return tx::concat<scalar_of<decltype(g)>>({gb, c}, 1);  // (both outputs: 4 x (2 + 4) x 2)
+    };
+    TENAX_CHECK_GRADS(ft, A, Tensor<T>::randn(tx::lgtest::mshape(4, 4, {2}), 753), B);
+    TENAX_CHECK_GRADS(fc, A, Tensor<T>::randn({4, 2, 2}, 754), B);
+  }
+  // solve's gradient through the kernel against -A^-H W X^H.
+  const auto dA = Tensor<T>::randn(tx::lgtest::mshape(4, 4, {2}), 751), W = Tensor<T>::randn({4, 2, 2}, 752);
+  auto f = [B](const auto& a) { return la::solve(a, B); };
+  auto loss = [&](const auto& a) { return tx::testing::re_inner(W, f(a)); };
+  expect_close(values(tx::grad(loss, A)), values(tx::neg(tx::matmul(la::solve(A.mH(), W), f(A).mH()))), 1e-12,
+               "gA = -A^-H W X^H");
+  // Bad pivots and shapes: errors naming the op.
+  const auto [LU, piv] = la::lu_factor(A);
+  auto bad = piv.to_vector();
+  bad[1] = 9;
+  const auto badp = Tensor<std::int32_t>::from_col_major(piv.shape(), bad);
+  const auto X = Tensor<T>::randn({4, 2, 2}, 753);
+  const std::string e1 = tx::testing::error_of([&] { d::solve_tangent_small(la::Trans::N, A, LU, badp, dA, X); });
+  EXPECT_NE(e1.find("solve_tangent"), std::string::npos) << e1;
+  EXPECT_NE(e1.find("pivot 1 of matrix 0 is 9"), std::string::npos) << e1;
+  const std::string e2 = tx::testing::error_of([&] {
+    d::solve_cotangent_small(la::Trans::N, A, LU, piv, Tensor<T>::randn({4, 3, 2}, 1), X);
+  });
+  EXPECT_NE(e2.find("solve_cotangent"), std::string::npos) << e2;
+  EXPECT_NE(e2.find("[4, 3, 2]"), std::string::npos) << e2;
+  const std::string e3 = tx::testing::error_of([&] {
+    d::solve_tangent_small(la::Trans::N, A, LU, piv, Tensor<T>::randn({4, 5, 2}, 1), X);
+  });
+  EXPECT_NE(e3.find("solve_tangent"), std::string::npos) << e3;
+  EXPECT_NE(e3.find("[4, 5, 2]"), std::string::npos) << e3;
+  const std::string e4 = tx::testing::error_of([&] { d::solve_tangent_small(la::Trans::T, A, LU, piv, dA, X); });
+  EXPECT_NE(e4.find("solve_tangent"), std::string::npos) << e4;
+}
+
 // ---- inv, det, slogdet -----------------------------------------------------------------------------
 
 TYPED_TEST(LinalgGradSolve, Inv) {

@@ -134,6 +134,32 @@ TEST(GenericForms, LuRuleKernels) {
   expect_near(d::lu_cotangent_small(LU, LU, X, G), gA, "lu_cotangent");
 }
 
+// The small solve rule kernels against their generic forms (the rule's tensor ops on the backend's
+// getrs): equal up to rounding, op N and C, a batch of three.
+TEST(GenericForms, SolveRuleKernels) {
+  const Tensor<double> A = tx::add(Tensor<double>::randn({5, 5, 3}, 21), tx::mul(Tensor<double>::eye(5, 5), 4.0));
+  const auto [LU, piv] = tx::linalg::lu_factor(A);
+  const Tensor<double> M = Tensor<double>::randn({5, 5, 3}, 22), X = Tensor<double>::randn({5, 2, 3}, 23),
+                       G = Tensor<double>::randn({5, 2, 3}, 24);
+  auto expect_near = [](const Tensor<double>& got, const Tensor<double>& want, const std::string& what) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    const auto g = got.to_vector(), w = want.to_vector();
+    for (std::size_t i = 0; i < g.size(); ++i)
+      EXPECT_NEAR(g[i], w[i], 1e-12 * (1 + std::abs(w[i]))) << what << " " << i;
+  };
+  for (const auto t : {tx::cpu::Trans::N, tx::cpu::Trans::C}) {
+    const std::string op = t == tx::cpu::Trans::N ? "N" : "C";
+    const Tensor<double> dX = d::solve_tangent_small(t, A, LU, piv, M, X);
+    const auto [gB, gA] = d::solve_cotangent_small(t, A, LU, piv, G, X);
+    UseGeneric<&tx::ops::SolveTangentSmall::host<double>, &tx::ops::SolveTangentSmall::generic<double>> g1;
+    UseGeneric<&tx::ops::SolveCotangentSmall::host<double>, &tx::ops::SolveCotangentSmall::generic<double>> g2;
+    expect_near(d::solve_tangent_small(t, A, LU, piv, M, X), dX, "solve_tangent " + op);
+    const auto [ggB, ggA] = d::solve_cotangent_small(t, A, LU, piv, G, X);
+    expect_near(ggB, gB, "solve_cotangent gB " + op);
+    expect_near(ggA, gA, "solve_cotangent gA " + op);
+  }
+}
+
 TEST(GenericForms, InfoCodesAndChecks) {
   // A regular, a singular and a non-finite matrix.
   std::vector<double> a = Tensor<double>::randn({3, 3, 3}, 5).to_vector();

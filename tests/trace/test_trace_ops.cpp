@@ -287,6 +287,43 @@ TEST(TraceTransforms, ComposedThroughLinalgRules) {
     const auto fd = (tx::compile(gs)(A1 + v * eps) - tx::compile(gs)(A1 - v * eps)) / (2 * eps);
     EXPECT_NEAR(tx::sum(g * v).item(), fd.item(), 1e-6 * (1 + std::abs(fd.item())));
   }
+  // The first-order kernels of the solve and lu rules (ops/linalg/solve_tangent.hpp,
+  // lu_tangent.hpp; no rules of their own) in a graph traced from a function that takes a gradient
+  // or a JVP switch to the rules' differentiable ops when the graph is differentiated: its
+  // derivatives match the eager ones and central differences of the graph. (To rounding: where
+  // the eager function differentiates while recording, its rules chose the differentiable forms
+  // from the start.)
+  const std::vector<std::pair<std::string, std::function<Tensor<double>(const Tensor<double>&)>>> kernels = {
+      {"solve", [B](const Tensor<double>& z) { return tx::sum(tx::square(la::solve(z, B))); }},
+      {"solve right", [W](const Tensor<double>& z) { return tx::sum(tx::square(la::solve(z, W, false))); }},
+      {"inv", [W](const Tensor<double>& z) { return tx::sum(tx::square(la::inv(z)) * W); }},
+      {"lu",
+       [W](const Tensor<double>& z) {
+         const auto [P, L, U] = la::lu(z);
+         return tx::sum(tx::square(L) * W) + tx::sum(tx::exp(U));
+       }},
+  };
+  auto expect_near = [](const Tensor<double>& got, const Tensor<double>& want, const std::string& what) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    const auto g = got.to_vector(), w = want.to_vector();
+    for (std::size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], 1e-11 * (1 + std::abs(w[i]))) << what;
+  };
+  for (const auto& [name, h] : kernels)
+    for (const bool tangent : {false, true}) {
+      SCOPED_TRACE(name + (tangent ? " (traced tangent)" : " (traced gradient)"));
+      std::function<Tensor<double>(const Tensor<double>&)> s = [h, W](const Tensor<double>& a) {
+        return tx::sum(tx::grad(h, a) * W);
+      };
+      if (tangent) s = [h, W](const Tensor<double>& a) { return tx::jvp(h, a, W).second; };
+      const auto gs = tx::trace(s, A0);
+      const auto g = tx::compile(tx::grad(gs))(A1);
+      expect_bitwise(tx::grad(gs)(A1), g, name + " grad(graph) called");
+      expect_near(g, tx::grad(s, A1), name + " grad(graph)");
+      expect_near(std::get<1>(tx::compile(tx::jvp(gs))(A1, v)), tx::jvp(s, A1, v).second, name + " jvp(graph)");
+      const double eps = 1e-6;
+      const auto fd = (tx::compile(gs)(A1 + v * eps) - tx::compile(gs)(A1 - v * eps)) / (2 * eps);
+      EXPECT_NEAR(tx::sum(g * v).item(), fd.item(), 1e-6 * (1 + std::abs(fd.item())));
+    }
 }
 
 }  // namespace

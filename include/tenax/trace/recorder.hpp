@@ -147,8 +147,12 @@ void Tracer::record(const Op& op, const R& r, bool no_grad, const In&... in) {
         // (lu_solve with op = T or C) make that choice again here.
         if constexpr (requires { op.derivative_call(In(env[i[I]])...); }) return op.derivative_call(In(env[i[I]])...);
         return detail::apply(op, In(env[i[I]])...);
-      } else
+      } else {
+        // Ops without rules that a rule took because its result was not to be differentiated
+        // (the small LU and solve rule kernels) switch to differentiable ops when it is now.
+        if constexpr (requires { op.derivative_call(In(env[i[I]])...); }) return op.derivative_call(In(env[i[I]])...);
         return detail::apply_nondiff(op, In(env[i[I]])...);
+      }
     }
     (std::index_sequence_for<In...>{});
     store_outputs(res, env, o);

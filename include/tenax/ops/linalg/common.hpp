@@ -316,16 +316,17 @@ Tensor<T> batch_eye(std::int64_t n, const Shape& batch, Device dev) {
 
 namespace tenax::detail {
 
-// Element offsets of each matrix of `t` when its batch dimensions are broadcast to `batch`
-// (inline for a few matrices: an eager matmul or triangular op allocates nothing for them).
+// Element offsets of each matrix of `t` when its batch dimensions (from dimension `first`: 2 for
+// matrices, 1 for vectors such as pivots) are broadcast to `batch` (inline for a few matrices: an
+// eager matmul or triangular op allocates nothing for them).
 using BatchOffsets = SmallVec<std::int64_t, 4>;
 template <class T>
-BatchOffsets batch_offsets(const Tensor<T>& t, const Shape& batch) {
+BatchOffsets batch_offsets(const Tensor<T>& t, const Shape& batch, int first = 2) {
   const std::int64_t nb = numel_of(batch);
   BatchOffsets off(static_cast<std::size_t>(nb));
   Strides st;
   for (int d = 0; d < batch.size(); ++d)
-    st.push_back(d + 2 < t.dim() && t.shape()[d + 2] == batch[d] ? t.strides()[d + 2] : 0);
+    st.push_back(d + first < t.dim() && t.shape()[d + first] == batch[d] ? t.strides()[d + first] : 0);
   std::int64_t idx[kMaxRank] = {};
   for (std::int64_t i = 0; i < nb; ++i) {
     std::int64_t o = 0;

@@ -74,9 +74,8 @@ struct LuRules {
   Tangents tangents(const Tensor<T>& X) const {
     const std::int64_t m = X.shape()[0], n = X.shape()[1], k = std::min(m, n);
     const bool square = m == n;
-    // Small square factors whose tangents are not differentiated again: one op (a CPU kernel).
-    if (square && n <= kLuTangentKernelMaxN && L1.shape() == X.shape() && U1.shape() == X.shape() &&
-        !detail::differentiated_again(L1, U1, X)) {
+    // Small square factors: one op (a CPU kernel) where the tangents are not differentiated again.
+    if (square && n <= kLuTangentKernelMaxN && L1.shape() == X.shape() && U1.shape() == X.shape()) {
       auto [dL, dU] = detail::lu_tangent_small(L1, U1, X);
       return {std::move(dL), std::move(dU), Tensor<T>(), Tensor<T>()};
     }
@@ -93,10 +92,9 @@ struct LuRules {
   // P^T gA (m x n).
   Tensor<T> cotangent(const Tensor<T>& gL1, const Tensor<T>& gU1, const Tensor<T>& gL2, const Tensor<T>& gU2) const {
     const std::int64_t k = L1.shape()[0];
-    // Small square factors whose cotangent is not differentiated again: one op (a CPU kernel).
+    // Small square factors: one op (a CPU kernel) where the cotangent is not differentiated again.
     if (!L2.defined() && !U2.defined() && gL1.defined() && gU1.defined() && k <= kLuTangentKernelMaxN &&
-        U1.shape() == L1.shape() && gL1.shape() == L1.shape() && gU1.shape() == L1.shape() &&
-        !detail::differentiated_again(L1, U1, gL1, gU1))
+        U1.shape() == L1.shape() && gL1.shape() == L1.shape() && gU1.shape() == L1.shape())
       return detail::lu_cotangent_small(L1, U1, gL1, gU1);
     Tensor<T> low, up;
     if (gL1.defined()) low = linalg::triangular_matmul(L1, gL1, false, true, true, cpu::Trans::C);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tenax/ad/apply.hpp"
@@ -181,6 +182,24 @@ struct LuSolve {
   }
 };
 
+}  // namespace ops
+
+namespace detail {
+// The solve rules' small kernels (ops/linalg/solve_tangent.hpp, included at the end).
+template <class T>
+bool solve_kernels_fit(cpu::Trans op, const Tensor<T>& LU, const Tensor<std::int32_t>& piv, const Tensor<T>& M,
+                       const Tensor<T>& X);
+template <class T>
+Tensor<T> solve_tangent_small(cpu::Trans op, const Tensor<T>& A, const Tensor<T>& LU, const Tensor<std::int32_t>& piv,
+                              const Tensor<T>& M, const Tensor<T>& X);
+template <class T>
+std::tuple<Tensor<T>, Tensor<T>> solve_cotangent_small(cpu::Trans op, const Tensor<T>& A, const Tensor<T>& LU,
+                                                       const Tensor<std::int32_t>& piv, const Tensor<T>& G,
+                                                       const Tensor<T>& X);
+}  // namespace detail
+
+namespace ops {
+
 // op(A)^-1 B on the factors (LU, pivots) of A = P L U that solve, det or slogdet saved: the solves
 // of their derivative rules. LU is a cache of A's factorization: the value is read from it, and the
 // derivatives are taken in A (and B), with none in LU:
@@ -206,6 +225,10 @@ struct SavedLuSolve {
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     Tensor<T> r = c.template dx<3>();
+    // Small matrices, the tangent in A only: one kernel (ops/linalg/solve_tangent.hpp).
+    if (c.dx0().defined() && !r.defined() && detail::solve_kernels_fit(trans, c.x1(), c.x2(), op_of(c.dx0()), c.y0()) &&
+        !detail::nonfinite_on_host(c.y0()))
+      return detail::solve_tangent_small(trans, c.x0(), c.x1(), c.x2(), op_of(c.dx0()), c.y0());
     if (c.dx0().defined()) {
       const Tensor<T> t = detail::nonfinite_on_host(c.y0()) ? detail::matmul_past_overflow(op_of(c.dx0()), c.y0(), true)
                                                             : matmul(op_of(c.dx0()), c.y0());
@@ -219,6 +242,13 @@ struct SavedLuSolve {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&A = c.x0(), &LU = c.x1(), &gX = c.gy0();
     const Tensor<std::int32_t>& piv = c.x2();
+    // Small matrices, both cotangents: one kernel (ops/linalg/solve_tangent.hpp).
+    if (c.needs(0) && detail::solve_kernels_fit(trans, LU, piv, LU, gX) && gX.shape() == c.y0().shape() &&
+        !detail::nonfinite_on_host(c.y0())) {
+      auto [gB, gA] = detail::solve_cotangent_small(trans, A, LU, piv, gX, c.y0());
+      return std::tuple{op_of(gA), Tensor<T>(), Tensor<std::int32_t>(),
+                        c.needs(3) ? sum_to(gB, c.template x<3>().shape()) : Tensor<T>()};
+    }
     Tensor<T> gB;
     switch (trans) {
       case cpu::Trans::N:
@@ -360,3 +390,5 @@ TENAX_DECLARE_INSTANCES(TENAX_FOR_FLOATING, TENAX_INSTANCES_LU_SOLVE)
 
 }  // namespace linalg
 }  // namespace tenax
+
+#include "tenax/ops/linalg/solve_tangent.hpp"  // (the small kernels declared above)

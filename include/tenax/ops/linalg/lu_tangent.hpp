@@ -6,9 +6,10 @@
 // - Cotangent (LuCotangentSmall): P^T gA = L^-H M U^-H, M = tril(L^H gL, -1) + triu(gU U^H).
 // The rule's tensor ops take two triangular solves, two triangular products and the triangle
 // masks, each a provider call or kernel of its own; at n <= kLuTangentKernelMaxN one loop nest
-// per matrix is several times faster than those calls. First order only (no rules of their own,
-// applied with apply_nondiff): LuRules takes them where its result is not differentiated again,
-// and the tensor ops otherwise.
+// per matrix is several times faster than those calls. First order only: they have no rules of
+// their own (applied with apply_nondiff); derivative_call takes the rule's tensor ops instead where
+// the result is differentiated again, and a traced graph re-executed under a derivative makes that
+// choice again (trace/recorder.hpp).
 #include <complex>
 #include <cstdint>
 #include <tuple>
@@ -30,30 +31,34 @@ inline constexpr std::int64_t kLuTangentKernelMaxN = 16;
 
 namespace detail_lu_small {
 
-// An n x n operand of the kernels below, read in place with any strides: each matrix's first
-// element (batch offsets) and its row and column steps, in elements. A dense matrix is read where
-// it lies; any other is first gathered into scratch (n^2 elements).
+// A matrix operand (r x c x batch) of the small kernels, read in place with any strides: each
+// matrix's first element (batch offsets) and its row and column steps, in elements. A dense matrix
+// is read where it lies; any other is first gathered into scratch (r c elements).
 struct Operand {
   detail::BatchOffsets off;
-  std::int64_t s0 = 1, s1 = 0;
+  std::int64_t rows = 0, cols = 0, s0 = 1, s1 = 0;
   bool dense = false;
 };
 
 template <class T>
 Operand operand(const Tensor<T>& x) {
-  const std::int64_t n = x.shape()[0];
-  Operand o{detail::batch_offsets(x, detail::mat_batch_shape(x.shape())), x.strides()[0], x.strides()[1], false};
-  o.dense = (o.s0 == 1 || n <= 1) && (o.s1 == n || n <= 1);
+  const std::int64_t r = x.shape()[0], c = x.shape()[1];
+  Operand o{detail::batch_offsets(x, detail::mat_batch_shape(x.shape())), r, c, x.strides()[0], x.strides()[1], false};
+  o.dense = (o.s0 == 1 || r <= 1) && (o.s1 == r || c <= 1);
   return o;
 }
 
-// Matrix b of operand o at base: where it lies when dense, else gathered into scratch.
+// Scratch for o's matrices: none when it is read in place.
+inline std::size_t scratch_size(const Operand& o) { return o.dense ? 0 : static_cast<std::size_t>(o.rows * o.cols); }
+
+// Matrix b of operand o at base: where it lies when dense, else gathered into scratch
+// (column-major, leading dimension o.rows).
 template <class T>
-const T* matrix(const Operand& o, const T* base, std::size_t b, std::int64_t n, T* scratch) {
+const T* matrix(const Operand& o, const T* base, std::size_t b, T* scratch) {
   const T* m = base + o.off[b];
   if (o.dense) return m;
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t i = 0; i < n; ++i) scratch[i + j * n] = m[i * o.s0 + j * o.s1];
+  for (std::int64_t j = 0; j < o.cols; ++j)
+    for (std::int64_t i = 0; i < o.rows; ++i) scratch[i + j * o.rows] = m[i * o.s0 + j * o.s1];
   return scratch;
 }
 
@@ -87,13 +92,13 @@ struct LuTangentSmall {
       constexpr std::size_t kMax = kLuTangentKernelMaxN * kLuTangentKernelMaxN;
       const std::int64_t nn = n * n;
       // C, and scratch for the operands not read in place.
-      detail::SmallVec<T, kMax> c(static_cast<std::size_t>(nn)), sl(l.dense ? 0 : c.size()), su(u.dense ? 0 : c.size()),
-          sx(x.dense ? 0 : c.size());
+      detail::SmallVec<T, kMax> c(static_cast<std::size_t>(nn)), sl(lus::scratch_size(l)), su(lus::scratch_size(u)),
+          sx(lus::scratch_size(x));
       for (std::size_t b = 0; b < x.off.size(); ++b) {
         const auto o = static_cast<std::int64_t>(b) * nn;
-        one(n, lus::matrix(l, reinterpret_cast<const T*>(p[2]), b, n, sl.data()),
-            lus::matrix(u, reinterpret_cast<const T*>(p[3]), b, n, su.data()),
-            lus::matrix(x, reinterpret_cast<const T*>(p[4]), b, n, sx.data()), c.data(), reinterpret_cast<T*>(p[0]) + o,
+        one(n, lus::matrix(l, reinterpret_cast<const T*>(p[2]), b, sl.data()),
+            lus::matrix(u, reinterpret_cast<const T*>(p[3]), b, su.data()),
+            lus::matrix(x, reinterpret_cast<const T*>(p[4]), b, sx.data()), c.data(), reinterpret_cast<T*>(p[0]) + o,
             reinterpret_cast<T*>(p[1]) + o);
       }
     };
@@ -101,13 +106,28 @@ struct LuTangentSmall {
     const detail::TensorImpl* const ins[] = {L.impl().get(), U.impl().get(), X.impl().get()};
     detail::record_kernel_n(run, outs, ins);
   }
-  // Other devices: the rule's tensor ops (two triangular solves, the masks, two triangular products).
+  // Other devices: the rule's tensor ops (composite).
   template <class T>
   static void generic(const Tensor<T>& dL, const Tensor<T>& dU, const Tensor<T>& L, const Tensor<T>& U,
                       const Tensor<T>& X) {
+    const auto [l, u] = composite(L, U, X);
+    detail::copy_into(dL, l);
+    detail::copy_into(dU, u);
+  }
+  // The rule's tensor ops (two triangular solves, the masks, two triangular products),
+  // differentiable.
+  template <class T>
+  static std::tuple<Tensor<T>, Tensor<T>> composite(const Tensor<T>& L, const Tensor<T>& U, const Tensor<T>& X) {
     const Tensor<T> C = linalg::solve_triangular(L, linalg::solve_triangular(U, X, true, false), false, true, true);
-    detail::copy_into(dL, linalg::triangular_matmul(L, tril(C, -1), false, true, true));
-    detail::copy_into(dU, linalg::triangular_matmul(U, triu(C), true, false));
+    return {linalg::triangular_matmul(L, tril(C, -1), false, true, true),
+            linalg::triangular_matmul(U, triu(C), true, false)};
+  }
+  // The op where its result is not differentiated again, the composite where it is (also when a
+  // traced graph holding this op is re-executed under a derivative: trace/recorder.hpp).
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>> derivative_call(const Tensor<T>& L, const Tensor<T>& U, const Tensor<T>& X) const {
+    if (detail::differentiated_again(L, U, X)) return composite(L, U, X);
+    return detail::apply_nondiff(*this, L, U, X);
   }
 
   // One matrix, column-major n x n, c: n^2 scratch.
@@ -179,28 +199,39 @@ struct LuCotangentSmall {
                 gu = lus::operand(gU)](char* const* p) {
       constexpr std::size_t kMax = kLuTangentKernelMaxN * kLuTangentKernelMaxN;
       const std::int64_t nn = n * n;
-      const auto size = [nn](const lus::Operand& o) { return o.dense ? 0 : static_cast<std::size_t>(nn); };
-      detail::SmallVec<T, kMax> sl(size(l)), su(size(u)), sgl(size(gl)), sgu(size(gu));  // (scratch: not in place)
+      detail::SmallVec<T, kMax> sl(lus::scratch_size(l)), su(lus::scratch_size(u)), sgl(lus::scratch_size(gl)),
+          sgu(lus::scratch_size(gu));
       for (std::size_t b = 0; b < l.off.size(); ++b)
-        one(n, lus::matrix(l, reinterpret_cast<const T*>(p[1]), b, n, sl.data()),
-            lus::matrix(u, reinterpret_cast<const T*>(p[2]), b, n, su.data()),
-            lus::matrix(gl, reinterpret_cast<const T*>(p[3]), b, n, sgl.data()),
-            lus::matrix(gu, reinterpret_cast<const T*>(p[4]), b, n, sgu.data()),
+        one(n, lus::matrix(l, reinterpret_cast<const T*>(p[1]), b, sl.data()),
+            lus::matrix(u, reinterpret_cast<const T*>(p[2]), b, su.data()),
+            lus::matrix(gl, reinterpret_cast<const T*>(p[3]), b, sgl.data()),
+            lus::matrix(gu, reinterpret_cast<const T*>(p[4]), b, sgu.data()),
             reinterpret_cast<T*>(p[0]) + static_cast<std::int64_t>(b) * nn);
     };
     const detail::TensorImpl* const outs[] = {out.impl().get()};
     const detail::TensorImpl* const ins[] = {L.impl().get(), U.impl().get(), gL.impl().get(), gU.impl().get()};
     detail::record_kernel_n(run, outs, ins);
   }
-  // Other devices: the rule's tensor ops.
+  // Other devices: the rule's tensor ops (composite).
   template <class T>
   static void generic(const Tensor<T>& out, const Tensor<T>& L, const Tensor<T>& U, const Tensor<T>& gL,
                       const Tensor<T>& gU) {
+    detail::copy_into(out, composite(L, U, gL, gU));
+  }
+  // The rule's tensor ops (two triangular products, the masks, a sum, two triangular solves),
+  // differentiable.
+  template <class T>
+  static Tensor<T> composite(const Tensor<T>& L, const Tensor<T>& U, const Tensor<T>& gL, const Tensor<T>& gU) {
     constexpr auto C = cpu::Trans::C;
     const Tensor<T> M = add(tril(linalg::triangular_matmul(L, gL, false, true, true, C), -1),
                             triu(linalg::triangular_matmul(U, gU, true, false, false, C)));
-    detail::copy_into(
-        out, linalg::solve_triangular(L, linalg::solve_triangular(U, M, true, false, false, C), false, true, true, C));
+    return linalg::solve_triangular(L, linalg::solve_triangular(U, M, true, false, false, C), false, true, true, C);
+  }
+  // As LuTangentSmall::derivative_call.
+  template <class T>
+  Tensor<T> derivative_call(const Tensor<T>& L, const Tensor<T>& U, const Tensor<T>& gL, const Tensor<T>& gU) const {
+    if (detail::differentiated_again(L, U, gL, gU)) return composite(L, U, gL, gU);
+    return detail::apply_nondiff(*this, L, U, gL, gU);
   }
 
   // One matrix, column-major n x n; z gets M, then M U^-H, then L^-H M U^-H in place.
@@ -248,15 +279,16 @@ struct LuCotangentSmall {
 }  // namespace ops
 
 namespace detail {
-// (dL, dU) = (L tril(C, -1), triu(C) U), C = L^-1 X U^-1, for small square factors.
+// (dL, dU) = (L tril(C, -1), triu(C) U), C = L^-1 X U^-1, for small square factors: the kernel, or
+// the tensor ops where the result is differentiated again.
 template <class T>
 std::tuple<Tensor<T>, Tensor<T>> lu_tangent_small(const Tensor<T>& L, const Tensor<T>& U, const Tensor<T>& X) {
-  return apply_nondiff(ops::LuTangentSmall{}, L, U, X);
+  return ops::LuTangentSmall{}.derivative_call(L, U, X);
 }
-// P^T gA = L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H for small square factors.
+// P^T gA = L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H for small square factors (as above).
 template <class T>
 Tensor<T> lu_cotangent_small(const Tensor<T>& L, const Tensor<T>& U, const Tensor<T>& gL, const Tensor<T>& gU) {
-  return apply_nondiff(ops::LuCotangentSmall{}, L, U, gL, gU);
+  return ops::LuCotangentSmall{}.derivative_call(L, U, gL, gU);
 }
 }  // namespace detail
 }  // namespace tenax

@@ -62,6 +62,11 @@ struct Solve {
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>& X = c.y0();
+    // Small matrices, the tangent in A only: one kernel (ops/linalg/solve_tangent.hpp).
+    if (c.dx0().defined() && !c.dx1().defined() &&
+        detail::solve_kernels_fit(cpu::Trans::N, c.y1(), c.y2(), c.dx0(), X) && !detail::nonfinite_on_host(X))
+      return std::tuple{detail::solve_tangent_small(cpu::Trans::N, c.x0(), c.y1(), c.y2(), c.dx0(), X), Tensor<T>(),
+                        Tensor<std::int32_t>(), Tensor<std::int32_t>()};
     Tensor<T> r;
     if (c.dx1().defined()) r = broadcast_to(c.dx1(), c.dy0_shape());
     if (c.dx0().defined()) {
@@ -77,6 +82,12 @@ struct Solve {
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&A = c.x0(), &X = c.y0(), &gX = c.gy0();
+    // Small matrices, the cotangent of A wanted: one kernel (ops/linalg/solve_tangent.hpp).
+    if (c.needs(0) && detail::solve_kernels_fit(cpu::Trans::N, c.y1(), c.y2(), c.y1(), gX) && gX.shape() == X.shape() &&
+        !detail::nonfinite_on_host(X)) {
+      auto [gB, gA] = detail::solve_cotangent_small(cpu::Trans::N, A, c.y1(), c.y2(), gX, X);
+      return std::tuple{gA, c.needs(1) ? sum_to(gB, c.x1().shape()) : Tensor<T>()};
+    }
     const Tensor<T> gB = detail::saved_lu_solve(cpu::Trans::C, A, c.y1(), c.y2(), gX, X.dim());
     Tensor<T> gA;
     // gB X^H = (A^-1 B gB^H)^H: when X overflowed (detail::nonfinite_on_host), the solve of the
