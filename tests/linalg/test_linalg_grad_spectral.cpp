@@ -12,12 +12,14 @@
 // values ..., 2.8, 2.0, 1.2 (gaps 0.8).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <complex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "linalg/linalg_grad_support.hpp"
+#include "support/messages.hpp"
 
 namespace tx = tenax;
 namespace la = tenax::linalg;
@@ -165,6 +167,42 @@ TYPED_TEST(LinalgGradSpectral, EigvalshValueUnderAD) {
   // With AD the eigenvalues come from syevd with vectors, without AD from syevd without: equal
   // to rounding (not bit for bit; see value_from_plain_call).
   expect_value_under_ad_close([](const auto& A) { return la::eigvalsh(herm(A)); }, eigh_input<T>(5, {}, 435), 1e-14);
+}
+
+// diag(U^H M V) as one op (ops/linalg/diag_product.hpp; the values-only tangents of eigvalsh and
+// svdvals at small sizes): against the products for square and rectangular operands and a batch,
+// operands of any layout read in place (bit-equal to contiguous copies), its own derivatives to
+// second order, eigvalsh's and svdvals' JVPs through it against the products (input recorded),
+// and an error naming the op and the shapes.
+TYPED_TEST(LinalgGradSpectral, DiagProductRules) {
+  using T = TypeParam;
+  namespace d = tx::detail;
+  std::uint64_t seed = 470;
+  for (const auto& [m, n, k] :
+       std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {2, 2, 2}, {5, 3, 3}, {3, 6, 2}, {16, 16, 16}}) {
+    SCOPED_TRACE(std::to_string(m) + " " + std::to_string(n) + " " + std::to_string(k));
+    const auto U = Tensor<T>::randn(mshape(m, k, {3}), ++seed), M = Tensor<T>::randn(mshape(m, n, {3}), ++seed),
+               V = Tensor<T>::randn(mshape(n, k, {3}), ++seed);
+    const auto got = d::diag_product_small(U, M, V);
+    expect_close(values(got), values(tx::diagonal(tx::matmul(U.mH(), tx::matmul(M, V)))), 1e-13, "diag(U^H M V)");
+    if (m > 1 && k > 1) EXPECT_EQ(d::diag_product_small(transposed_view(U), M, V).to_vector(), got.to_vector());
+  }
+  auto f = [](const auto& u, const auto& m, const auto& v) { return d::apply(tx::ops::DiagProduct{}, u, m, v); };
+  TENAX_CHECK_GRADS(f, Tensor<T>::randn(mshape(4, 3, {2}), 480), Tensor<T>::randn(mshape(4, 5, {2}), 481),
+                    Tensor<T>::randn(mshape(5, 3, {2}), 482));
+  const auto A = eigh_input<T>(4, {2}, 483), dA = Tensor<T>::randn(mshape(4, 4, {2}), 484);
+  for (const bool svd : {false, true}) {
+    SCOPED_TRACE(svd ? "svdvals" : "eigvalsh");
+    auto g = [svd](const auto& a) { return svd ? la::svdvals(a) : la::eigvalsh(herm(a)); };
+    expect_close(values(tx::jvp(g, A, dA).second), values(tx::jvp(g, A.requires_grad(), dA).second), 1e-13,
+                 "JVP: diag_product vs the products");
+  }
+  const std::string e = tx::testing::error_of([] {
+    tx::ops::DiagProduct{}.forward(Tensor<T>::randn({3, 2}, 1), Tensor<T>::randn({4, 3}, 1),
+                                   Tensor<T>::randn({3, 2}, 1));
+  });
+  EXPECT_NE(e.find("diag_product"), std::string::npos) << e;
+  EXPECT_NE(e.find("[4, 3]"), std::string::npos) << e;
 }
 
 // The 1/gap terms of the eigh, SVD and eig rules as an op of their own (ops/linalg/spectral.hpp,

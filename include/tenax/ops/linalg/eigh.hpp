@@ -6,6 +6,7 @@
 #include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/diag_product.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
 
@@ -58,10 +59,15 @@ struct Eigh {
   auto jvp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>& V = c.y1();
+    const bool need_v = v_output || (V.defined() && is_grad_enabled() && c.x0().tracks_grad());
+    // Eigenvalues only: diag(P), for small matrices one op (ops/linalg/diag_product.hpp).
+    if (!need_v)
+      if (const Tensor<T> d = detail::diag_product_small(V, c.dx0(), V); d.defined())
+        return std::tuple{real(d), Tensor<T>(), Tensor<std::int32_t>(), Tensor<T>()};
     const auto P = matmul(V.mH(), matmul(c.dx0(), V));
     const auto dw = real(diagonal(P));
     Tensor<T> dV;
-    if (v_output || (V.defined() && is_grad_enabled() && c.x0().tracks_grad())) {
+    if (need_v) {
       dV = matmul(V, mul(cast<T>(detail::inverse_gaps(c.y0(), policy)), P));
       if constexpr (is_complex_v<T>) {
         if (canonical) {

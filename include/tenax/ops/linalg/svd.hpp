@@ -4,6 +4,7 @@
 #include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/diag_product.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
 
@@ -60,12 +61,16 @@ struct Svd {
     const std::int64_t m = dA.shape()[0], n = dA.shape()[1], k = std::min(m, n);
     const auto U = thin(c.y0(), k), V = thin(c.y2().mH(), k);
     const Tensor<R>& s = c.y1();
+    // svdvals: U and V's tangents are needed only when its rule (which uses U and V) is itself
+    // differentiated, i.e. when the input records gradients (forward over reverse). Then only
+    // diag(P) is: for small matrices one op (ops/linalg/diag_product.hpp).
+    const bool values_only = !uv_output && !(c.y0().defined() && is_grad_enabled() && c.x0().tracks_grad());
+    if (values_only)
+      if (const Tensor<T> d = detail::diag_product_small(U, dA, V); d.defined())
+        return std::tuple{Tensor<T>(), real(d), Tensor<T>(), Tensor<std::int32_t>(), Tensor<T>()};
     const auto P = matmul(U.mH(), matmul(dA, V));
     const auto ds = real(diagonal(P));
-    // svdvals: U and V's tangents are needed only when its rule (which uses U and V) is itself
-    // differentiated, i.e. when the input records gradients (forward over reverse).
-    if (!uv_output && !(c.y0().defined() && is_grad_enabled() && c.x0().tracks_grad()))
-      return std::tuple{Tensor<T>(), ds, Tensor<T>(), Tensor<std::int32_t>(), Tensor<T>()};
+    if (values_only) return std::tuple{Tensor<T>(), ds, Tensor<T>(), Tensor<std::int32_t>(), Tensor<T>()};
     // F o (P S + S P^H) = (Fm o (P + P^H) + Fp o (P - P^H)) / 2 and
     // F o (S P + P^H S) = (Fm o (P + P^H) - Fp o (P - P^H)) / 2 (see the VJP).
     const auto Fm = cast<T>(detail::inverse_gaps(s, policy));
