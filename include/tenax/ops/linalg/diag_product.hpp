@@ -5,6 +5,7 @@
 // and one kernel instead of two provider calls). Its CPU form is one kernel of plain loops per
 // matrix; other devices run the generic form (the products and the diagonal). It is linear in each
 // operand and its rules are this op again and products, so derivatives of any order take it.
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <tuple>
@@ -26,7 +27,8 @@ inline constexpr std::int64_t kDiagProductMaxN = 16;
 
 struct DiagProduct {
   static constexpr const char* name = "diag_product";
-  static constexpr bool one_kernel = true;  // one captured kernel (kernels/capture.hpp)
+  static constexpr bool one_kernel = true;      // one captured kernel (kernels/capture.hpp)
+  static constexpr bool saves_outputs = false;  // (the rules read the inputs only)
 
   // U: m x k, M: m x n, V: n x k (one batch, m, n <= kDiagProductMaxN). Returns diag(U^H M V):
   // k x batch.

@@ -129,6 +129,7 @@ template <class T>
 Tensor<T> op_of(cpu::Trans op, const Tensor<T>& M) {
   return op == cpu::Trans::N ? M : M.mH();
 }
+// (op = T is rejected by check: (A^T)^-H = conj(A)^-1 has no op of its own.)
 inline cpu::Trans adjoint(cpu::Trans op) { return op == cpu::Trans::N ? cpu::Trans::C : cpu::Trans::N; }
 
 }  // namespace detail_solve_small
