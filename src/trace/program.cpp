@@ -315,6 +315,14 @@ bool sole_owner(const detail::TensorImpl* t) {
          t->storage->refs_.load(std::memory_order_acquire) == 1;
 }
 
+// Whether a body a prepared run handed out as an output can take the next run's output: only the
+// program refers to it (the caller has let it go) and to its storage (no view of it, no DLPack
+// export), and it carries no autograd, tangent or trace state. Its dtype, layout and storage are
+// those the program made: nothing changes a body's metadata or storage after it is made.
+bool recyclable(const detail::TensorImpl* t) {
+  return sole_owner(t) && !t->requires_grad && !t->grad_fn && !t->tangent && t->trace_id == 0;
+}
+
 }  // namespace
 
 // Step k's op forward; with in_place, an elementwise op may write into the input the liveness
@@ -698,6 +706,13 @@ void Program::make_fixed_bodies() {
         fixed_values_.push_back(o.value);
         borrowed_[static_cast<std::size_t>(o.value)] = 1;
       }
+    // A program output this step writes into a pool buffer (not a slot), handed out once per run:
+    // kept for the next run (run_prepared), when it is small.
+    if (st.kind == Step::Kind::kernel && st.fused < 0)
+      for (Out& o : st.outs)
+        if (o.value >= 0 && !o.fixed && o.device.is_cpu() && buffer_bytes(o.buffer, o.dtype) <= kRecycleMaxBytes)
+          for (std::size_t k = 0; k < g_.outputs.size(); ++k)
+            if (g_.outputs[k] == o.value && move_out_[k]) o.recycle = true;
     st.fixed_out = st.kind == Step::Kind::kernel && st.outs.size() == 1 && st.outs[0].value >= 0 && st.outs[0].fixed
                        ? static_cast<char*>(st.outs[0].fixed->storage->data)
                        : nullptr;
@@ -1105,6 +1120,10 @@ void Program::run_prepared() {
             p[j] = nullptr;
           } else if (o.fixed) {
             p[j] = static_cast<char*>(o.fixed->storage->data);
+          } else if (o.recycle && recyclable(o.kept.get())) {  // the last run's output, let go
+            buf[j] = o.kept;
+            final_body[j] = true;
+            p[j] = static_cast<char*>(buf[j]->storage->data);
           } else {
             if (st.reuse >= 0) {
               detail::ImplPtr& u = env_[static_cast<std::size_t>(st.reuse)];
@@ -1132,6 +1151,8 @@ void Program::run_prepared() {
             define(o.value, final_body[j]
                                 ? std::move(buf[j])
                                 : body_over(buf[j]->storage, o.dtype, o.device, o.shape, o.strides, o.offset));
+            if (o.recycle && o.kept.get() != env_[static_cast<std::size_t>(o.value)].get())
+              st.outs[j].kept = env_[static_cast<std::size_t>(o.value)];
           }
         }
         break;

@@ -404,9 +404,55 @@ TEST(TracePlan, ElementwiseChainAllocatesOnlyItsOutput) {
   EXPECT_EQ(p.program().kernel_steps(), 7u) << dump;
   EXPECT_EQ(p.program().slots(), 1u) << dump;  // each step overwrites the previous intermediate
   EXPECT_EQ(p.program().slot_bytes(), 32 * 16 * 8) << dump;
-  (void)p(x);
+  const auto held = p(x);  // (a run while the last result is held: see the next test)
   const auto y = tx::ttest::expect_allocates_only_its_output([&] { return p(x); });
   expect_bitwise(y, f(x), "elementwise chain");
+}
+
+TEST(TracePlan, AnOutputLetGoIsWrittenAgainByTheNextRun) {
+  // A small output a prepared run hands out is kept by the program: the next run writes into it
+  // when the caller has let it go (no allocation), and never while anything still refers to it:
+  // the result itself, a view of it, or a result the caller marked as requiring grad.
+  auto f = [](const Tensor<double>& x) { return std::pair{tx::exp(x) * 2.0, tx::sum(x)}; };
+  const auto x = Tensor<double>::randn({3, 4}, 1), x2 = Tensor<double>::randn({3, 4}, 2);
+  const auto p = tx::compile(f, x);
+  (void)p(x);  // prepares
+  const tx::detail::TensorImpl* body = nullptr;
+  {
+    const auto r = p(x);
+    body = r.first.impl().get();
+  }
+  tx::reset_allocator_stats();
+  const auto again = p(x2);
+  EXPECT_EQ(again.first.impl().get(), body);
+  EXPECT_EQ(tx::allocator_stats().pool_hits + tx::allocator_stats().pool_misses, 0)
+      << "outputs let go are written again";
+  expect_bitwise(again, f(x2), "a run into the outputs let go");
+
+  // Still held: the next run makes new outputs and leaves these alone.
+  const auto held = p(x);
+  const auto next = p(x2);
+  EXPECT_NE(next.first.impl().get(), held.first.impl().get());
+  expect_bitwise(held, f(x), "a result held across a run");
+  expect_bitwise(next, f(x2), "the run after it");
+
+  // A view of a result keeps its storage: not written again either.
+  Tensor<double> view;
+  {
+    const auto r = p(x);
+    view = tx::transpose(r.first);
+  }
+  (void)p(x2);
+  expect_bitwise(view, tx::transpose(f(x).first), "a view of a result let go");
+
+  // Nor is a result a leaf that requires grad was made from (it shares the result's data).
+  Tensor<double> leaf;
+  {
+    const auto r = p(x);
+    leaf = r.first.requires_grad(true);
+  }
+  expect_bitwise(p(x2), f(x2), "a run after a leaf was made from a result");
+  expect_bitwise(leaf.detach(), f(x).first, "the leaf made from a result let go");
 }
 
 TEST(TracePlan, OutputsThatViewIntermediatesAreNotInSlots) {

@@ -113,6 +113,10 @@ class Program {
     std::int32_t slot = -1;    // kernel: the plan's slot, or -1 (a pool buffer per run)
     bool in_register = false;  // fused kernel: a value only its chain reads, kept in a block register
     detail::ImplPtr fixed;     // the body when it is the same every run (slot-backed)
+    // kernel, a small program output made in a pool buffer: the body the last run handed out,
+    // written again by this run when the caller has let it go (Program::recyclable)
+    bool recycle = false;
+    detail::ImplPtr kept;
   };
   // One node as prepared by the first run.
   struct Step {
@@ -171,6 +175,8 @@ class Program {
   static constexpr std::size_t kFuseMinSteps = 8;
   static constexpr std::int64_t kFuseMinElements = 32768;
   static constexpr int kFuseRegisters = 8;  // registers of kFuseBlock x 16 bytes (on the stack)
+  // Outputs up to this size are kept between prepared runs (Out::recycle).
+  static constexpr std::int64_t kRecycleMaxBytes = 64 * 1024;
   const Out& out_of(std::int32_t v) const;  // the prepared output record of value v
   void check_step(std::size_t k) const;     // anomaly mode
   void forward_step(std::size_t k, bool in_place, bool borrowing = false);
