@@ -1069,6 +1069,15 @@ void Program::run_prepared() {
   } give_back{*this};
   for (std::int32_t v : g_.inputs)
     ptr_[static_cast<std::size_t>(v)] = static_cast<char*>(env_[static_cast<std::size_t>(v)]->data());
+  // Puts a kept output body the caller has let go in o.kept[0] (the older one first, which the
+  // caller of `y = run(x)` no longer holds); false when neither is free.
+  auto take_kept = [](Out& o) {
+    if (recyclable(o.kept[1].get())) {
+      std::swap(o.kept[0], o.kept[1]);
+      return true;
+    }
+    return recyclable(o.kept[0].get());
+  };
   // The values whose last reader is step k: borrowed bodies given up, owned ones released.
   auto release = [&](std::size_t k) {
     for (std::int32_t v : release_run_[k]) {
@@ -1120,8 +1129,8 @@ void Program::run_prepared() {
             p[j] = nullptr;
           } else if (o.fixed) {
             p[j] = static_cast<char*>(o.fixed->storage->data);
-          } else if (o.recycle && recyclable(o.kept.get())) {  // the last run's output, let go
-            buf[j] = o.kept;
+          } else if (o.recycle && take_kept(st.outs[j])) {  // an earlier run's output, let go
+            buf[j] = o.kept[0];
             final_body[j] = true;
             p[j] = static_cast<char*>(buf[j]->storage->data);
           } else {
@@ -1151,8 +1160,11 @@ void Program::run_prepared() {
             define(o.value, final_body[j]
                                 ? std::move(buf[j])
                                 : body_over(buf[j]->storage, o.dtype, o.device, o.shape, o.strides, o.offset));
-            if (o.recycle && o.kept.get() != env_[static_cast<std::size_t>(o.value)].get())
-              st.outs[j].kept = env_[static_cast<std::size_t>(o.value)];
+            if (o.recycle && o.kept[0].get() != env_[static_cast<std::size_t>(o.value)].get()) {
+              Out& w = st.outs[j];
+              w.kept[1] = std::move(w.kept[0]);
+              w.kept[0] = env_[static_cast<std::size_t>(o.value)];
+            }
           }
         }
         break;

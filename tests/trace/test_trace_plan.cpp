@@ -410,8 +410,9 @@ TEST(TracePlan, ElementwiseChainAllocatesOnlyItsOutput) {
 }
 
 TEST(TracePlan, AnOutputLetGoIsWrittenAgainByTheNextRun) {
-  // A small output a prepared run hands out is kept by the program: the next run writes into it
-  // when the caller has let it go (no allocation), and never while anything still refers to it:
+  // A small output a prepared run hands out is kept by the program (with the run's before): a
+  // later run writes into it when the caller has let it go (no allocation), and never while
+  // anything still refers to it:
   // the result itself, a view of it, or a result the caller marked as requiring grad.
   auto f = [](const Tensor<double>& x) { return std::pair{tx::exp(x) * 2.0, tx::sum(x)}; };
   const auto x = Tensor<double>::randn({3, 4}, 1), x2 = Tensor<double>::randn({3, 4}, 2);
@@ -428,6 +429,16 @@ TEST(TracePlan, AnOutputLetGoIsWrittenAgainByTheNextRun) {
   EXPECT_EQ(tx::allocator_stats().pool_hits + tx::allocator_stats().pool_misses, 0)
       << "outputs let go are written again";
   expect_bitwise(again, f(x2), "a run into the outputs let go");
+
+  // `y = p(x)` in a loop holds the last result while the run makes the next: the one before it
+  // is free.
+  auto y = p(x);
+  y = p(x2);
+  tx::reset_allocator_stats();
+  for (int k = 0; k < 3; ++k) y = p(k % 2 ? x : x2);
+  EXPECT_EQ(tx::allocator_stats().pool_hits + tx::allocator_stats().pool_misses, 0)
+      << "the results of the run before the last are written again";
+  expect_bitwise(y, f(x2), "y = p(x) in a loop");
 
   // Still held: the next run makes new outputs and leaves these alone.
   const auto held = p(x);

@@ -113,10 +113,12 @@ class Program {
     std::int32_t slot = -1;    // kernel: the plan's slot, or -1 (a pool buffer per run)
     bool in_register = false;  // fused kernel: a value only its chain reads, kept in a block register
     detail::ImplPtr fixed;     // the body when it is the same every run (slot-backed)
-    // kernel, a small program output made in a pool buffer: the body the last run handed out,
-    // written again by this run when the caller has let it go (Program::recyclable)
+    // kernel, a small program output made in a pool buffer: the bodies the last two runs handed
+    // out ([0] the last run's), one of them written again by this run when the caller has let it
+    // go (recyclable, program.cpp). Two, so that `y = run(x)` in a loop, which still holds the
+    // last result while the run makes the next, finds the one before it free.
     bool recycle = false;
-    detail::ImplPtr kept;
+    detail::ImplPtr kept[2];
   };
   // One node as prepared by the first run.
   struct Step {
