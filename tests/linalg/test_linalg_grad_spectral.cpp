@@ -205,6 +205,52 @@ TYPED_TEST(LinalgGradSpectral, DiagProductRules) {
   EXPECT_NE(e.find("[4, 3]"), std::string::npos) << e;
 }
 
+// U diag(g) V^H as one op (ops/linalg/scaled_product.hpp), which the svdvals and eigvalsh
+// gradients take for small matrices: against the products, strided operands bit-equal to dense
+// ones, its own derivatives, the gradients it gives, and an error naming it.
+TYPED_TEST(LinalgGradSpectral, ScaledProductRules) {
+  using T = TypeParam;
+  namespace d = tx::detail;
+  std::uint64_t seed = 490;
+  for (const auto& [m, n, k] :
+       std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {2, 2, 2}, {5, 3, 3}, {3, 6, 2}, {16, 16, 16}}) {
+    SCOPED_TRACE(std::to_string(m) + " " + std::to_string(n) + " " + std::to_string(k));
+    const auto U = Tensor<T>::randn(mshape(m, k, {3}), ++seed), g = Tensor<T>::randn({k, 3}, ++seed),
+               V = Tensor<T>::randn(mshape(n, k, {3}), ++seed);
+    const auto got = d::scaled_product_small(U, g, V);
+    expect_close(values(got), values(tx::matmul(tx::mul(U, d::as_row(g)), V.mH())), 1e-13, "U diag(g) V^H");
+    if (m > 1 && k > 1) {
+      EXPECT_EQ(d::scaled_product_small(transposed_view(U), g, V).to_vector(), got.to_vector());
+      EXPECT_EQ(d::scaled_product_small(U, g, transposed_view(V)).to_vector(), got.to_vector());
+      EXPECT_EQ(d::scaled_product_small(U, tx::transpose(tx::transpose(g).contiguous()), V).to_vector(),
+                got.to_vector());
+    }
+  }
+  auto f = [](const auto& u, const auto& g, const auto& v) { return d::apply(tx::ops::ScaledProduct{}, u, g, v); };
+  TENAX_CHECK_GRADS(f, Tensor<T>::randn(mshape(4, 3, {2}), 500), Tensor<T>::randn({3, 2}, 501),
+                    Tensor<T>::randn(mshape(5, 3, {2}), 502));
+  // The svdvals gradient U diag(gs) V^H and the eigvalsh gradient V diag(gw) V^H.
+  using R = tx::real_t<T>;
+  const auto A = Tensor<T>::randn(mshape(4, 3, {2}), 503);
+  const auto gs = Tensor<R>::randn({3, 2}, 504);
+  const auto [U, S, Vh] = la::svd(A);
+  auto [s, pb] = tx::vjp([](const auto& a) { return la::svdvals(a); }, A);
+  expect_close(values(pb(gs)), values(tx::matmul(tx::mul(U, d::as_row(tx::cast<T>(gs))), Vh)), 1e-12,
+               "svdvals gradient");
+  const auto H = herm(eigh_input<T>(4, {2}, 505));
+  const auto gw = Tensor<R>::randn({4, 2}, 506);
+  const auto [w, V] = la::eigh(H);
+  auto [w2, pbe] = tx::vjp([](const auto& a) { return la::eigvalsh(a); }, H);
+  expect_close(values(pbe(gw)), values(tx::matmul(tx::mul(V, d::as_row(tx::cast<T>(gw))), V.mH())), 1e-12,
+               "eigvalsh gradient");
+  const std::string e = tx::testing::error_of([] {
+    tx::ops::ScaledProduct{}.forward(Tensor<T>::randn({3, 2}, 1), Tensor<T>::randn({3}, 1),
+                                     Tensor<T>::randn({4, 2}, 1));
+  });
+  EXPECT_NE(e.find("scaled_product"), std::string::npos) << e;
+  EXPECT_NE(e.find("[3]"), std::string::npos) << e;
+}
+
 // The 1/gap terms of the eigh, SVD and eig rules as an op of their own (ops/linalg/spectral.hpp,
 // InversePairs): gaps and sums, Exact and Mask (a pair inside the wide tolerance, whose entries
 // stay 0 under the differences' steps), a batch of two.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -157,6 +158,22 @@ TEST(GenericForms, SolveRuleKernels) {
     const auto [ggB, ggA] = d::solve_cotangent_small(t, A, LU, piv, G, X);
     expect_near(ggB, gB, "solve_cotangent gB " + op);
     expect_near(ggA, gA, "solve_cotangent gA " + op);
+  }
+}
+
+TEST(GenericForms, SpectralRuleKernels) {
+  // diag(U^H M V) and U diag(g) V^H (the values' tangent and gradient of svdvals and eigvalsh).
+  const Tensor<double> U = Tensor<double>::randn({5, 3, 2}, 31), M = Tensor<double>::randn({5, 4, 2}, 32),
+                       V = Tensor<double>::randn({4, 3, 2}, 33), g = Tensor<double>::randn({3, 2}, 34);
+  const Tensor<double> diag = d::diag_product_small(U, M, V), prod = d::scaled_product_small(U, g, V);
+  UseGeneric<&tx::ops::DiagProduct::host<double>, &tx::ops::DiagProduct::generic<double>> g1;
+  UseGeneric<&tx::ops::ScaledProduct::host<double>, &tx::ops::ScaledProduct::generic<double>> g2;
+  for (const auto& [got, want, what] : {std::tuple{d::diag_product_small(U, M, V), diag, "diag_product"},
+                                        std::tuple{d::scaled_product_small(U, g, V), prod, "scaled_product"}}) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    const auto a = got.to_vector(), b = want.to_vector();
+    for (std::size_t i = 0; i < a.size(); ++i)
+      EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(b[i]))) << what << " " << i;
   }
 }
 

@@ -8,6 +8,7 @@
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/diag_product.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
+#include "tenax/ops/linalg/scaled_product.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
 
 namespace tenax {
@@ -108,8 +109,13 @@ struct Eigh {
       mid = detail::accumulate(mid, t);
     }
     if (!mid.defined()) return Tensor<T>::zeros(c.x0().shape(), c.x0().device());
-    if (!c.gy1().defined())  // V diag(gw) V^H as (V scaled by columns) V^H: one gemm instead of two
-      return matmul(mul(V, cast<T>(detail::as_row(c.gy0()))), V.mH());
+    if (!c.gy1().defined()) {
+      // V diag(gw) V^H: for small matrices one op (ops/linalg/scaled_product.hpp), else V scaled by
+      // columns times V^H (one gemm instead of two).
+      const Tensor<T> gw = cast<T>(c.gy0());
+      if (Tensor<T> gA = detail::scaled_product_small(V, gw, V); gA.defined()) return gA;
+      return matmul(mul(V, detail::as_row(gw)), V.mH());
+    }
     return matmul(V, matmul(mid, V.mH()));
   }
 };

@@ -6,6 +6,7 @@
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/diag_product.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
+#include "tenax/ops/linalg/scaled_product.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
 
 namespace tenax {
@@ -173,9 +174,13 @@ struct Svd {
     Tensor<T> gA;
     if (!mid.defined())
       gA = Tensor<T>::zeros(c.x0().shape(), c.x0().device());
-    else if (!gU.defined() && !gV.defined())  // U diag(gs) V^H as (U scaled by columns) V^H: one gemm
-      gA = matmul(mul(U, cast<T>(detail::as_row(c.gy1()))), V.mH());
-    else
+    else if (!gU.defined() && !gV.defined()) {
+      // U diag(gs) V^H: for small matrices one op (ops/linalg/scaled_product.hpp), else U scaled
+      // by columns times V^H (one gemm).
+      const Tensor<T> gs = cast<T>(c.gy1());
+      gA = detail::scaled_product_small(U, gs, V);
+      if (!gA.defined()) gA = matmul(mul(U, detail::as_row(gs)), V.mH());
+    } else
       gA = matmul(U, matmul(mid, V.mH()));
     if (gU.defined() && m > k) {
       const auto proj = sub(gU, matmul(U, matmul(U.mH(), gU)));
