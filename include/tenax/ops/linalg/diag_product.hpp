@@ -20,6 +20,20 @@
 #include "tenax/ops/shape/reshape.hpp"
 
 namespace tenax {
+namespace detail {
+// The tangent of an op linear in each of its three operands (diag_product, scaled_product): the op
+// with one operand replaced by its tangent, summed over the operands that carry one.
+template <class Op, class C>
+auto trilinear_jvp(const Op& op, const C& c) {
+  using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
+  Tensor<T> d;
+  if (c.dx0().defined()) d = apply(op, c.dx0(), c.x1(), c.x2());
+  if (c.dx1().defined()) d = accumulate(d, apply(op, c.x0(), c.dx1(), c.x2()));
+  if (c.dx2().defined()) d = accumulate(d, apply(op, c.x0(), c.x1(), c.dx2()));
+  return d;
+}
+}  // namespace detail
+
 namespace ops {
 
 // Up to this many rows of U and V the rules use the op.
@@ -91,12 +105,7 @@ struct DiagProduct {
   // Linear in each operand: d(diag(U^H M V)) is this op with one operand replaced by its tangent.
   template <class C>
   auto jvp(const C& c) const {
-    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
-    Tensor<T> d;
-    if (c.dx0().defined()) d = detail::apply(*this, c.dx0(), c.x1(), c.x2());
-    if (c.dx1().defined()) d = detail::accumulate(d, detail::apply(*this, c.x0(), c.dx1(), c.x2()));
-    if (c.dx2().defined()) d = detail::accumulate(d, detail::apply(*this, c.x0(), c.x1(), c.dx2()));
-    return d;
+    return detail::trilinear_jvp(*this, c);
   }
   // d_j = u_j^H M v_j:  gU = M V diag(conj g),  gM = U diag(g) V^H,  gV = M^H U diag(g).
   template <class C>

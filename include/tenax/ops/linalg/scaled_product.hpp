@@ -96,12 +96,7 @@ struct ScaledProduct {
   // Linear in each operand: the tangent is this op with one operand replaced by its tangent.
   template <class C>
   auto jvp(const C& c) const {
-    using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
-    Tensor<T> d;
-    if (c.dx0().defined()) d = detail::apply(*this, c.dx0(), c.x1(), c.x2());
-    if (c.dx1().defined()) d = detail::accumulate(d, detail::apply(*this, c.x0(), c.dx1(), c.x2()));
-    if (c.dx2().defined()) d = detail::accumulate(d, detail::apply(*this, c.x0(), c.x1(), c.dx2()));
-    return d;
+    return detail::trilinear_jvp(*this, c);
   }
   // P = sum_j g_j u_j v_j^H:  gU = G V diag(conj g),  gg = diag(U^H G V),  gV = G^H U diag(g).
   template <class C>
