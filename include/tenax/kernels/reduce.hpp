@@ -202,16 +202,17 @@ void cpu_reduce(Combine combine, Out init, const ReduceLaunch<Out, In>& l) {
     if (l.mask[d]) os[d] = 0;
   const cpu::LoopNest<2> nest = cpu::merge_loops<2>(l.x.shape(), {os, byte_strides(*l.x.impl())});
   const std::int64_t outputs = l.out.numel();
-  // A full sum of a contiguous run from 0.
-  [[maybe_unused]] const bool full_sum =
-      outputs == 1 && !nest.empty && nest.shape.size() == 1 && nest.strides[0][0] == 0 &&
-      nest.strides[1][0] == static_cast<std::int64_t>(sizeof(In)) && init == Out(0) && !std::signbit(std::real(init));
   if (KernelCapture* c = kernel_capture()) [[unlikely]] {
+    constexpr bool float_sum =
+        std::is_same_v<std::remove_cv_t<Combine>, fn::Add> && std::is_same_v<Out, In> && dtype_traits<Out>::is_floating;
+    [[maybe_unused]] bool full_sum = false;  // a floating sum of a contiguous run from 0
     bool recorded = false;
-    // A full floating sum below the parallel size as the steps run_reduce_cpu takes for it (0, then
-    // the inputs in order, or 0 + their lane sum from 2 kSumLanes inputs on), without its loop nest.
-    if constexpr (std::is_same_v<std::remove_cv_t<Combine>, fn::Add> && std::is_same_v<Out, In> &&
-                  dtype_traits<Out>::is_floating) {
+    if constexpr (float_sum) {
+      full_sum = outputs == 1 && !nest.empty && nest.shape.size() == 1 && nest.strides[0][0] == 0 &&
+                 nest.strides[1][0] == static_cast<std::int64_t>(sizeof(In)) && init == Out(0) &&
+                 !std::signbit(std::real(init));
+      // Below the parallel size: the steps run_reduce_cpu takes for it (0, then the inputs in
+      // order, or 0 + their lane sum from 2 kSumLanes inputs on), without its loop nest.
       if (full_sum && nest.numel() < cpu::kParallelMinElements) {
         c->record(
             [combine, n = nest.numel()](char* const* ptrs) {
@@ -233,14 +234,12 @@ void cpu_reduce(Combine combine, Out init, const ReduceLaunch<Out, In>& l) {
             run_reduce_cpu<Out, In, Combine>(combine, init, nest, outputs, {ptrs[0], ptrs[1]});
           },
           l.out.impl().get(), l.x.impl().get());
-  }
-  if constexpr (std::is_same_v<std::remove_cv_t<Combine>, fn::Add> && std::is_same_v<Out, In> &&
-                dtype_traits<Out>::is_floating) {
-    // A full sum of a contiguous run from 0: its pieces, for a fused chain that ends with it.
-    if (KernelCapture* c = kernel_capture(); c && full_sum) [[unlikely]]
-      c->record_sum({&SumSteps<Out>::small, &SumSteps<Out>::start, &SumSteps<Out>::feed, &SumSteps<Out>::end,
-                     &SumSteps<Out>::fold, 2 * kSumLanes, cpu::kParallelMinElements, kReduceBlock, nest.numel(),
-                     static_cast<std::int64_t>(sizeof(Out))});
+    // A full sum's pieces, for a fused chain that ends with it.
+    if constexpr (float_sum)
+      if (full_sum)
+        c->record_sum({&SumSteps<Out>::small, &SumSteps<Out>::start, &SumSteps<Out>::feed, &SumSteps<Out>::end,
+                       &SumSteps<Out>::fold, 2 * kSumLanes, cpu::kParallelMinElements, kReduceBlock, nest.numel(),
+                       static_cast<std::int64_t>(sizeof(Out))});
   }
   run_reduce_cpu<Out, In, Combine>(combine, init, nest, outputs,
                                    {static_cast<char*>(l.out.impl()->data()), static_cast<char*>(l.x.impl()->data())});

@@ -9,6 +9,7 @@
 #include <complex>
 #include <cstdint>
 #include <tuple>
+#include <utility>
 
 #include "tenax/ad/apply.hpp"
 #include "tenax/core/small_vec.hpp"
@@ -31,6 +32,17 @@ auto trilinear_jvp(const Op& op, const C& c) {
   if (c.dx1().defined()) d = accumulate(d, apply(op, c.x0(), c.dx1(), c.x2()));
   if (c.dx2().defined()) d = accumulate(d, apply(op, c.x0(), c.x1(), c.dx2()));
   return d;
+}
+// M V diag(conj g) and M^H U diag(g) (row: g as 1 x k (x batch)), each where c needs operand 0 and
+// 2: the cotangents of U and V in diag(U^H M V) (M its middle operand) and in U diag(g) V^H (M the
+// cotangent).
+template <class C, class T>
+std::pair<Tensor<T>, Tensor<T>> outer_cotangents(const C& c, const Tensor<T>& U, const Tensor<T>& M, const Tensor<T>& V,
+                                                 const Tensor<T>& row) {
+  Tensor<T> gU, gV;
+  if (c.needs(0)) gU = mul(matmul(M, V), conj(row));
+  if (c.needs(2)) gV = mul(matmul(M.mH(), U), row);
+  return {gU, gV};
 }
 }  // namespace detail
 
@@ -112,11 +124,10 @@ struct DiagProduct {
   auto vjp(const C& c) const {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&U = c.x0(), &M = c.x1(), &V = c.x2();
-    const Tensor<T> row = unsqueeze(c.gy0(), 0);  // 1 x k (x batch): scales columns
-    Tensor<T> gU, gM, gV;
-    if (c.needs(0)) gU = mul(matmul(M, V), conj(row));
+    const Tensor<T> row = detail::as_row(c.gy0());  // 1 x k (x batch): scales columns
+    const auto [gU, gV] = detail::outer_cotangents(c, U, M, V, row);
+    Tensor<T> gM;
     if (c.needs(1)) gM = matmul(mul(U, row), V.mH());
-    if (c.needs(2)) gV = mul(matmul(M.mH(), U), row);
     return std::tuple{gU, gM, gV};
   }
 };

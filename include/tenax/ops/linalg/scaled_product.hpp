@@ -104,13 +104,12 @@ struct ScaledProduct {
     using T = typename std::remove_cvref_t<decltype(c.x0())>::value_type;
     const Tensor<T>&U = c.x0(), &g = c.x1(), &V = c.x2(), &G = c.gy0();
     const Tensor<T> row = detail::as_row(g);  // 1 x k (x batch): scales columns
-    Tensor<T> gU, gg, gV;
-    if (c.needs(0)) gU = mul(matmul(G, V), conj(row));
+    const auto [gU, gV] = detail::outer_cotangents(c, U, G, V, row);
+    Tensor<T> gg;
     if (c.needs(1)) {
       gg = detail::diag_product_small(U, G, V);
       if (!gg.defined()) gg = diagonal(matmul(U.mH(), matmul(G, V)));
     }
-    if (c.needs(2)) gV = mul(matmul(G.mH(), U), row);
     return std::tuple{gU, gg, gV};
   }
 };
