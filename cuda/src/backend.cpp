@@ -239,8 +239,11 @@ class CudaLinalg final : public BatchedLinalg<T> {
     return generic::pinv(op, A, B, atol, rtol);
   }
   Tensor<T> matrix_exp(const Tensor<T>& A) const override { return generic::matrix_exp(A); }
-  Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const override {
-    return generic::matrix_exp_frechet(A, E);
+  std::tuple<Tensor<T>, Tensor<T>> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E,
+                                                      bool with_exp) const override {
+    auto r = generic::matrix_exp_and_frechet(A, E);
+    if (!with_exp) std::get<1>(r) = Tensor<T>();
+    return r;
   }
   std::tuple<Tensor<T>, Tensor<bool>> inverse_pairs(const Tensor<T>& x, bool sums, bool mask,
                                                     double rtol) const override {

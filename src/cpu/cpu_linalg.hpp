@@ -118,7 +118,8 @@ class CpuLinalg final : public BatchedLinalg<T> {
   std::tuple<Tensor<T>, Tensor<R>, Tensor<T>> pinv(const char* op, const Tensor<T>& A, const Tensor<T>& B, double atol,
                                                    double rtol) const override;
   Tensor<T> matrix_exp(const Tensor<T>& A) const override;
-  Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const override;
+  std::tuple<Tensor<T>, Tensor<T>> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E,
+                                                      bool with_exp) const override;
   std::tuple<Tensor<T>, Tensor<bool>> inverse_pairs(const Tensor<T>& x, bool sums, bool mask,
                                                     double rtol) const override;
   Tensor<T> triangle_fold(const Tensor<T>& X, bool fold, bool upper) const override;

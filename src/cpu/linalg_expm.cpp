@@ -165,9 +165,11 @@ void expm_one(const ExpmSteps<T>& st, const PadeDegree& p, int s, const T* X, T*
   }
 }
 
-// L(X, dX) of one matrix at degree p, s squarings, into out. w: 21 n x n matrices of scratch.
+// L(X, dX) of one matrix at degree p, s squarings, into out, and when exp_out is not null the
+// exponential it computes along the way into exp_out (expm_one's steps: the same bits). w: 21 n x n
+// matrices of scratch.
 template <class T>
-void frechet_one(const ExpmSteps<T>& st, const PadeDegree& p, int s, const T* X, const T* dX, T* out, T* w,
+void frechet_one(const ExpmSteps<T>& st, const PadeDegree& p, int s, const T* X, const T* dX, T* out, T* exp_out, T* w,
                  std::int32_t* piv) {
   const std::int64_t nn = st.nn;
   T* m[21];
@@ -224,6 +226,7 @@ void frechet_one(const ExpmSteps<T>& st, const PadeDegree& p, int s, const T* X,
   for (std::int64_t e = 0; e < nn; ++e) L[e] = L[e] - t[e];
   if (!solved) {
     std::fill_n(L, nn, T(std::numeric_limits<real_t<T>>::quiet_NaN()));
+    if (exp_out) std::copy_n(R, nn, exp_out);  // NaN, as expm_one leaves it
     return;
   }
   const std::int64_t ld = std::max<std::int64_t>(1, st.n);
@@ -237,6 +240,7 @@ void frechet_one(const ExpmSteps<T>& st, const PadeDegree& p, int s, const T* X,
     std::copy_n(l2, nn, L);
     std::swap(R, r2);
   }
+  if (exp_out) std::copy_n(R, nn, exp_out);
 }
 
 // The scratch of one kernel: `per` n x n matrices and n pivots for each part of the batch that may
@@ -303,37 +307,48 @@ Tensor<T> CpuLinalg<T>::matrix_exp(const Tensor<T>& A) const {
 }
 
 // A copied into the output and E (broadcast) into scratch, then each matrix's L(A, E) in place
-// (frechet_one).
+// (frechet_one), with exp(A) into a second output when with_exp.
 template <class T>
-Tensor<T> CpuLinalg<T>::matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const {
+std::tuple<Tensor<T>, Tensor<T>> CpuLinalg<T>::matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E,
+                                                                  bool with_exp) const {
   const std::int64_t n = A.shape()[0], nb = detail::mat_batch_count(A.shape());
   Tensor<T> L = Tensor<T>::empty(A.shape());
-  if (L.numel() == 0) return L;
-  // X and dX, the scaled copies, lie after the 21 matrices of frechet_one's scratch.
-  auto run = [copy_a = detail::copy_to_contiguous(A), copy_e = detail::copy_to_contiguous(expand(E, A.shape())),
-              ecopy = Scratch<T>(A.shape()), sc = ExpmScratch<T>(n, nb, 23), n, nb](char* const* p) {
-    T* l = reinterpret_cast<T*>(p[0]);
-    copy_a(p[0], p[1]);
-    copy_e(reinterpret_cast<char*>(ecopy.get()), p[2]);
+  Tensor<T> X = with_exp ? Tensor<T>::empty(A.shape()) : Tensor<T>();
+  if (L.numel() == 0) return {L, X};
+  // X and dX, the scaled copies, lie after the 21 matrices of frechet_one's scratch. ex: exp(A)'s
+  // output or null; a, e: the operands.
+  auto each = [copy_a = detail::copy_to_contiguous(A), copy_e = detail::copy_to_contiguous(expand(E, A.shape())),
+               ecopy = Scratch<T>(A.shape()), sc = ExpmScratch<T>(n, nb, 23), n,
+               nb](char* out, char* ex, char* a, char* e) {
+    T* l = reinterpret_cast<T*>(out);
+    T* x = reinterpret_cast<T*>(ex);
+    copy_a(out, a);
+    copy_e(reinterpret_cast<char*>(ecopy.get()), e);
     const PadeDegree& deg = batch_degree(l, n, nb, sc.norm.get());
     int s_max = 0;
     for (std::int64_t b = 0; b < nb; ++b) s_max = std::max(s_max, expm_squarings<real_t<T>>(sc.norm.get()[b], deg));
     const ExpmSteps<T> st{n, n * n};
     sc.each(nb, [&](std::int64_t b, T* w, std::int32_t* piv) {
       const int s = expm_squarings<real_t<T>>(sc.norm.get()[b], deg);
-      T *X = w + 21 * n * n, *dX = w + 22 * n * n;
-      scale_into(l + b * n * n, n * n, s, s_max > 0, X);
-      scale_into(ecopy.get() + b * n * n, n * n, s, s_max > 0, dX);
-      frechet_one(st, deg, s, X, dX, l + b * n * n, w, piv);
+      T *Xs = w + 21 * n * n, *dXs = w + 22 * n * n;
+      scale_into(l + b * n * n, n * n, s, s_max > 0, Xs);
+      scale_into(ecopy.get() + b * n * n, n * n, s, s_max > 0, dXs);
+      frechet_one(st, deg, s, Xs, dXs, l + b * n * n, x ? x + b * n * n : nullptr, w, piv);
     });
   };
-  detail::record_kernel_n(run, {L.impl().get()}, {A.impl().get(), E.impl().get()});
-  return L;
+  if (with_exp)
+    detail::record_kernel_n([each = std::move(each)](char* const* p) { each(p[0], p[1], p[2], p[3]); },
+                            {L.impl().get(), X.impl().get()}, {A.impl().get(), E.impl().get()});
+  else
+    detail::record_kernel_n([each = std::move(each)](char* const* p) { each(p[0], nullptr, p[1], p[2]); },
+                            {L.impl().get()}, {A.impl().get(), E.impl().get()});
+  return {L, X};
 }
 
-#define TENAX_CPU_EXPM(T)                                              \
-  template Tensor<T> CpuLinalg<T>::matrix_exp(const Tensor<T>&) const; \
-  template Tensor<T> CpuLinalg<T>::matrix_exp_frechet(const Tensor<T>&, const Tensor<T>&) const;
+#define TENAX_CPU_EXPM(T)                                                                                              \
+  template Tensor<T> CpuLinalg<T>::matrix_exp(const Tensor<T>&) const;                                                 \
+  template std::tuple<Tensor<T>, Tensor<T>> CpuLinalg<T>::matrix_exp_frechet(const Tensor<T>&, const Tensor<T>&, bool) \
+      const;
 TENAX_CPU_LINALG_FOR_FLOATING(TENAX_CPU_EXPM)
 
 }  // namespace tenax::detail

@@ -1,7 +1,8 @@
-// Program: CSE, DCE and the liveness plan over a traced graph, and the prepared run.
+// Program: CSE, DCE, joined steps and the liveness plan over a traced graph, and the prepared run.
 #include "tenax/trace/program.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <unordered_map>
 
@@ -87,6 +88,60 @@ std::size_t eliminate_dead_code(Graph& g) {
   return removed;
 }
 
+// Joins a node whose op has a joint form (GraphNode::joins) with an earlier node of the op that
+// form also computes, on the same first inputs, when all of the later node's inputs are defined
+// before the earlier one: one node in the earlier one's place runs the joint forward and defines
+// the outputs of both (a JVP's exp(A) and L(A, dA): the exponential computed once).
+std::size_t join_nodes(Graph& g) {
+  std::vector<std::int64_t> def(g.values.size(), -1);
+  for (std::size_t k = 0; k < g.nodes.size(); ++k)
+    for (std::int32_t v : g.nodes[k].out)
+      if (v >= 0 && def[static_cast<std::size_t>(v)] < 0)
+        def[static_cast<std::size_t>(v)] = static_cast<std::int64_t>(k);
+  std::vector<char> drop(g.nodes.size(), 0);
+  std::size_t joined = 0;
+  for (std::size_t j = 0; j < g.nodes.size(); ++j) {
+    GraphNode& nj = g.nodes[j];
+    if (!nj.joins) continue;
+    for (std::size_t k = 0; k < j; ++k) {
+      GraphNode& nk = g.nodes[k];
+      if (drop[k] || std::strcmp(nk.name, nj.joins) != 0 || nk.in.size() > nj.in.size() ||
+          !std::equal(nk.in.begin(), nk.in.end(), nj.in.begin()))
+        continue;
+      const bool ready = std::all_of(nj.in.begin(), nj.in.end(), [&](std::int32_t v) {
+        return def[static_cast<std::size_t>(v)] < static_cast<std::int64_t>(k);
+      });
+      if (!ready) continue;
+      GraphNode m;
+      m.name = nj.joined_name;
+      m.in = nj.in;
+      m.out = nj.out;
+      m.out.insert(m.out.end(), nk.out.begin(), nk.out.end());
+      m.forward = nj.forward_joined;
+      m.call = [cj = nj.call, ck = nk.call, nj_out = nj.out.size()](detail::ImplPtr* env, const std::int32_t* in,
+                                                                    const std::int32_t* out) {
+        ck(env, in, out + nj_out);
+        cj(env, in, out);
+      };
+      m.one_kernel = nj.one_kernel;
+      m.effect = nj.effect || nk.effect;
+      for (std::int32_t v : nj.out)
+        if (v >= 0) def[static_cast<std::size_t>(v)] = static_cast<std::int64_t>(k);
+      nk = std::move(m);
+      drop[j] = 1;
+      ++joined;
+      break;
+    }
+  }
+  if (joined) {
+    std::vector<GraphNode> kept;
+    for (std::size_t k = 0; k < g.nodes.size(); ++k)
+      if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
+    g.nodes = std::move(kept);
+  }
+  return joined;
+}
+
 }  // namespace
 
 // A copy shares nothing mutable with the original: it gets its own environment and prepares its
@@ -105,6 +160,7 @@ Program::Program(const Program& o)
       traced_nodes_(o.traced_nodes_),
       cse_merged_(o.cse_merged_),
       dce_removed_(o.dce_removed_),
+      joined_(o.joined_),
       peak_bytes_(o.peak_bytes_) {}
 
 Program& Program::operator=(const Program& o) {
@@ -115,6 +171,7 @@ Program& Program::operator=(const Program& o) {
 Program::Program(const Graph& g) : g_(g), traced_nodes_(g.nodes.size()) {
   cse_merged_ = eliminate_common_subexpressions(g_);
   dce_removed_ = eliminate_dead_code(g_);
+  joined_ = join_nodes(g_);
   const std::size_t nv = g_.values.size();
   env_.assign(nv, detail::ImplPtr());
   is_constant_.assign(nv, 0);
@@ -1217,7 +1274,8 @@ void Program::check_step(std::size_t k) const {
 std::string Program::str() const {
   std::ostringstream o;
   o << "program: " << g_.nodes.size() << " step(s) (traced " << traced_nodes_ << ", " << cse_merged_
-    << " merged by CSE, " << dce_removed_ << " removed as dead), plan peak " << peak_bytes_ << " bytes\n";
+    << " merged by CSE, " << dce_removed_ << " removed as dead, " << joined_ << " pair(s) joined), plan peak "
+    << peak_bytes_ << " bytes\n";
   if (prepared_)
     o << "  prepared: " << kernel_steps() << " kernel step(s), " << view_steps() << " view step(s), "
       << g_.nodes.size() - kernel_steps() - view_steps() << " forward step(s); static plan " << slots_.size()

@@ -295,6 +295,16 @@ void matrix_exp_cases() {
     }
     return A;
   };
+  // The joint form (a prepared JVP's one step for exp(A) and L(A, E)): exp(A) the same bits as
+  // matrix_exp, on the CPU kernel and in the generic form, and L the same as the Frechet op's.
+  const auto joint = [](const Tensor<T>& A, const Tensor<T>& E, const std::string& what) {
+    const auto [L, X] = tx::ops::ExpmFrechet{}.forward_joined(A, E);
+    expect_same(X, tx::ops::MatrixExp{}.forward(A), "joint exp(A), " + what);
+    expect_same(L, tx::ops::ExpmFrechet{}.forward(A, E), "joint L(A, E), " + what);
+    const auto [gL, gX] = tx::detail::generic::matrix_exp_and_frechet(A, E);
+    expect_same(gX, tx::detail::generic::matrix_exp(A), "generic joint exp(A), " + what);
+    expect_same(gL, tx::detail::generic::matrix_exp_frechet(A, E), "generic joint L(A, E), " + what);
+  };
   const auto& degrees = tx::detail::pade_degrees<R>();
   for (std::int64_t n : {1, 2, 5, 8, 20}) {  // 20: the norms' column sums in lanes (kernels/reduce.hpp)
     const std::string at = " n=" + std::to_string(n);
@@ -305,6 +315,7 @@ void matrix_exp_cases() {
     expect_same(tx::detail::generic::matrix_exp(A), tx::ops::MatrixExp{}.forward(A), "matrix_exp" + at);
     expect_same(tx::detail::generic::matrix_exp_frechet(A, E), tx::ops::ExpmFrechet{}.forward(A, E),
                 "matrix_exp_frechet" + at);
+    joint(A, E, "with NaN and inf," + at);
     for (const auto& d : degrees) {
       // Norms below theta_m: degree m without scaling.
       const auto S = scaled(n, {d.theta * 0.9, d.theta * 0.2}, 83);
@@ -315,6 +326,8 @@ void matrix_exp_cases() {
                   "matrix_exp_frechet E broadcast" + deg);
       expect_same(tx::detail::generic::matrix_exp_frechet(S.mH(), Es), tx::ops::ExpmFrechet{}.forward(S.mH(), Es),
                   "matrix_exp_frechet A^H view" + deg);
+      joint(S, Es, "E broadcast" + deg);
+      joint(S.mH(), Es, "A^H view" + deg);
     }
   }
   const auto big = scaled(8, std::vector<double>(80, 2.0), 85);
@@ -322,10 +335,12 @@ void matrix_exp_cases() {
   expect_same(tx::detail::generic::matrix_exp(big), tx::ops::MatrixExp{}.forward(big), "matrix_exp batch of 80");
   expect_same(tx::detail::generic::matrix_exp_frechet(big, Eb), tx::ops::ExpmFrechet{}.forward(big, Eb),
               "matrix_exp_frechet batch of 80");
+  joint(big, Eb, "batch of 80");
   const auto A0 = Tensor<T>::randn({3, 3, 0}, 87);
   expect_same(tx::detail::generic::matrix_exp(A0), tx::ops::MatrixExp{}.forward(A0), "matrix_exp empty batch");
   expect_same(tx::detail::generic::matrix_exp_frechet(A0, A0), tx::ops::ExpmFrechet{}.forward(A0, A0),
               "matrix_exp_frechet empty batch");
+  joint(A0, A0, "empty batch");
 }
 
 // pinv and lstsq's forward: the SVD op and tensor ops against the CPU's kernel (gesdd, the

@@ -111,8 +111,11 @@ class BatchedLinalg {
   // the batch, from its largest 1-norm, and squarings per matrix).
   virtual Tensor<T> matrix_exp(const Tensor<T>& A) const = 0;
   // L(A, E), the Frechet derivative of exp at A in the direction E (E broadcast over A's batch), by
-  // differentiating matrix_exp's algorithm (ops/linalg/matrix_exp.hpp, ExpmFrechet).
-  virtual Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) const = 0;
+  // differentiating matrix_exp's algorithm (ops/linalg/matrix_exp.hpp, ExpmFrechet), and with
+  // with_exp exp(A), which that algorithm computes along the way, bit for bit as matrix_exp does
+  // (undefined without with_exp).
+  virtual std::tuple<Tensor<T>, Tensor<T>> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E,
+                                                              bool with_exp) const = 0;
   // P = A^+ from the thin SVD with PyTorch's tolerance (the singular values above max(atol, rtol
   // times their largest) inverted, the others dropped), the singular values, and X = P B when B is
   // defined (B's batch broadcast to A's) (ops/linalg/pinv.hpp, lstsq.hpp). A failed SVD raises

@@ -462,9 +462,11 @@ Tensor<T> matrix_exp(const Tensor<T>& A) {
 // About three exponentials' work, against eight for the block exponential of order 2n. The degree
 // and scaling are expm's for A (expm_scaling, Higham 2005's theta_m), not the somewhat smaller
 // bounds l_m that Al-Mohy and Higham derive for L's backward error; the gradient harness checks L.
+// Returns L and exp(A), which the algorithm computes along the way with matrix_exp's steps (the
+// same bits as matrix_exp(A)).
 template <class T>
-Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) {
-  if (A.numel() == 0) return Tensor<T>::empty(A.shape(), A.device());
+std::tuple<Tensor<T>, Tensor<T>> matrix_exp_and_frechet(const Tensor<T>& A, const Tensor<T>& E) {
+  if (A.numel() == 0) return {Tensor<T>::empty(A.shape(), A.device()), Tensor<T>::empty(A.shape(), A.device())};
   const ExpmScaling sc = expm_scaling(A);
   const PadeDegree& p = *sc.degree;
   // Contiguous operands (a broadcast E copied), so that every product is one gemm per matrix, as
@@ -513,7 +515,12 @@ Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) {
     L = more.defined() ? where(more, L2, L) : L2;
     R = more.defined() ? where(more, R2, R) : R2;
   }
-  return L;
+  return {L, R};
+}
+
+template <class T>
+Tensor<T> matrix_exp_frechet(const Tensor<T>& A, const Tensor<T>& E) {
+  return std::get<0>(matrix_exp_and_frechet(A, E));
 }
 
 }  // namespace tenax::detail::generic

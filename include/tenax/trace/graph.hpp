@@ -44,6 +44,12 @@ struct GraphNode {
   // The op acts through its forward alone (an info check that raises): kept by dead-code
   // elimination although no output depends on it (Op::effect).
   bool effect = false;
+  // A joint form (Op::joins, Op::joined_name, Op::forward_joined): forward_joined writes the op's
+  // outputs and then those of the op named `joins` applied to the node's first inputs, the same
+  // bits as that op's forward. A program runs such a pair as one step (trace/program.hpp).
+  const char* joins = nullptr;
+  const char* joined_name = nullptr;
+  NodeFn forward_joined;
 };
 
 class Graph {

@@ -2,6 +2,10 @@
 // Program: a graph prepared for repeated runs. compile() applies, in order:
 //   - common-subexpression elimination (same op, same parameter bytes, same inputs),
 //   - dead-code elimination (only what the outputs need survives),
+//   - joined steps: a node whose op has a joint form (GraphNode::joins; ExpmFrechet, whose
+//     algorithm computes exp(A) on the way to L(A, E)) and an earlier node of the op that form also
+//     computes, on the same first inputs, become one node in the earlier one's place when the later
+//     one's inputs are ready there: a JVP of matrix_exp computes the exponential once;
 //   - a memory plan by liveness: each value is released right after its last reader, so its
 //     buffer goes back to the size-class pool and the next allocation of that class reuses it; the
 //     plan's peak live bytes are reported by str();
@@ -82,6 +86,8 @@ class Program {
   std::size_t traced_nodes() const { return traced_nodes_; }
   std::size_t cse_merged() const { return cse_merged_; }
   std::size_t dce_removed() const { return dce_removed_; }
+  // Pairs of steps run as one (GraphNode::joins: exp(A) and L(A, E) from one kernel).
+  std::size_t joined() const { return joined_; }
   std::int64_t plan_peak_bytes() const { return peak_bytes_; }
   // The prepared steps: op, inputs, outputs with dtype/shape, values released after each step,
   // and once prepared each step's kind and slot.
@@ -244,7 +250,7 @@ class Program {
     RunFlag(const RunFlag&) {}
     RunFlag& operator=(const RunFlag&) { return *this; }
   } running_;
-  std::size_t traced_nodes_ = 0, cse_merged_ = 0, dce_removed_ = 0;
+  std::size_t traced_nodes_ = 0, cse_merged_ = 0, dce_removed_ = 0, joined_ = 0;
   std::int64_t peak_bytes_ = 0;
 };
 

@@ -129,6 +129,18 @@ void Tracer::record(const Op& op, const R& r, bool no_grad, const In&... in) {
     (std::index_sequence_for<In...>{});
     store_outputs(res, env, o);
   };
+  if constexpr (requires {
+                  Op::joins;
+                  op.forward_joined(in...);
+                }) {
+    n.joins = Op::joins;
+    n.joined_name = Op::joined_name;
+    n.forward_joined = [op](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {
+      const auto res = [&]<std::size_t... I>(std::index_sequence<I...>) { return op.forward_joined(In(env[i[I]])...); }
+      (std::index_sequence_for<In...>{});
+      store_outputs(res, env, o);
+    };
+  }
   no_grad = no_grad && grad_at_start_;
   n.call = [op, no_grad](ImplPtr* env, const std::int32_t* i, const std::int32_t* o) {
     // (an op the traced function ran under no_grad stays out of any tape, as in eager mode;

@@ -119,7 +119,16 @@ struct ExpmFrechet {
 
   template <class T>
   Tensor<T> forward(const Tensor<T>& A, const Tensor<T>& E) const {
-    return detail::linalg_backend<T>(name, A.device()).matrix_exp_frechet(A, E);
+    return std::get<0>(detail::linalg_backend<T>(name, A.device()).matrix_exp_frechet(A, E, false));
+  }
+  // The algorithm computes exp(A) along the way, bit for bit as matrix_exp does: a prepared program
+  // that runs matrix_exp(A) and this op on A (a JVP) runs one step for both (trace/program.hpp,
+  // joined steps), returning L, exp(A).
+  static constexpr const char* joins = "matrix_exp";
+  static constexpr const char* joined_name = "matrix_exp_frechet+matrix_exp";
+  template <class T>
+  std::tuple<Tensor<T>, Tensor<T>> forward_joined(const Tensor<T>& A, const Tensor<T>& E) const {
+    return detail::linalg_backend<T>(name, A.device()).matrix_exp_frechet(A, E, true);
   }
   template <class C>
   auto jvp(const C& c) const {
