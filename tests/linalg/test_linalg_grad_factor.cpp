@@ -293,6 +293,53 @@ TYPED_TEST(LinalgGradFactor, QrReduced) {
   }
 }
 
+// The QR rules' cores for small matrices (ops/linalg/qr_small.hpp): each kernel against its
+// composite (the rule's tensor ops) for square and tall shapes up to 16 and a batch, strided
+// operands bit-equal to dense ones, the composite where the result is differentiated again, shapes
+// the kernels do not take, and errors naming the op. QrReduced runs them inside the rules.
+TYPED_TEST(LinalgGradFactor, QrRuleKernels) {
+  using T = TypeParam;
+  namespace d = tx::detail;
+  std::uint64_t seed = 380;
+  for (const auto& [m, n] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {2, 2}, {5, 3}, {4, 4}, {16, 16}}) {
+    SCOPED_TRACE(std::to_string(m) + " x " + std::to_string(n));
+    const auto A = qr_input<T>(m, n, {3}, ++seed);
+    const auto [Q, R] = la::qr(A);
+    const auto dA = Tensor<T>::randn(mshape(m, n, {3}), ++seed), gQ = Tensor<T>::randn(mshape(m, n, {3}), ++seed),
+               gR = Tensor<T>::randn(mshape(n, n, {3}), ++seed);
+    const auto [dQ, dR] = d::qr_tangent_small(Q, R, dA);
+    const auto [cQ, cR] = tx::ops::QrTangentSmall::composite(Q, R, dA);
+    expect_close(values(dQ), values(cQ), 1e-12, "dQ");
+    expect_close(values(dR), values(cR), 1e-12, "dR");
+    const auto gA = d::qr_cotangent_small(Q, R, gQ, gR);
+    expect_close(values(gA), values(tx::ops::QrCotangentSmall::composite(Q, R, gQ, gR)), 1e-12, "gA");
+    if (n > 1) {
+      EXPECT_EQ(std::get<0>(d::qr_tangent_small(Q, R, transposed_view(transposed_view(dA).contiguous()))).to_vector(),
+                dQ.to_vector());
+      EXPECT_EQ(d::qr_cotangent_small(Q, transposed_view(transposed_view(R).contiguous()), gQ, gR).to_vector(),
+                gA.to_vector());
+    }
+  }
+  // Differentiated again: the composite, which records (the kernels have no rules).
+  const auto A = qr_input<T>(3, 2, {}, 390);
+  const auto [Q, R] = la::qr(A);
+  const auto Qg = Q.requires_grad();
+  EXPECT_TRUE(std::get<0>(d::qr_tangent_small(Qg, R, Tensor<T>::randn({3, 2}, 391))).tracks_grad());
+  EXPECT_TRUE(d::qr_cotangent_small(Qg, R, Tensor<T>::randn({3, 2}, 392), Tensor<T>::randn({2, 2}, 393)).tracks_grad());
+  // Wide (m < n) and undefined cotangents: not taken, for the rule's tensor ops.
+  const auto W = qr_input<T>(2, 3, {}, 394);
+  const auto [Qw, Rw] = la::qr(W);
+  EXPECT_FALSE(std::get<0>(d::qr_tangent_small(Qw, Rw, Tensor<T>::randn({2, 3}, 395))).defined());
+  EXPECT_FALSE(d::qr_cotangent_small(Q, R, Tensor<T>::randn({3, 2}, 396), Tensor<T>()).defined());
+  const std::string e = tx::testing::error_of([] {
+    tx::ops::QrTangentSmall{}.forward(Tensor<T>::randn({3, 2}, 1), Tensor<T>::randn({2, 2}, 1),
+                                      Tensor<T>::randn({3, 3}, 1));
+  });
+  EXPECT_NE(e.find("qr_tangent"), std::string::npos) << e;
+  EXPECT_NE(e.find("[3, 3]"), std::string::npos) << e;
+}
+
 TYPED_TEST(LinalgGradFactor, QrComplete) {
   using T = TypeParam;
   auto fQ = [](const auto& A) { return la::qr(A, la::QrMode::Complete).first; };

@@ -251,6 +251,68 @@ TYPED_TEST(LinalgGradSpectral, ScaledProductRules) {
   EXPECT_NE(e.find("[3]"), std::string::npos) << e;
 }
 
+// The eigh rules' cores for small matrices (ops/linalg/eigh_small.hpp): each kernel against its
+// composite (the rule's tensor ops) for 1x1 to 16x16 and a batch, strided operands bit-equal to
+// dense ones, the composite where the result is differentiated again, and errors naming the op.
+// The eigh gradient tests (TENAX_CHECK_GRADS through eigh at n <= 16) run the kernels in the rules.
+TYPED_TEST(LinalgGradSpectral, EighRuleKernels) {
+  using T = TypeParam;
+  namespace d = tx::detail;
+  std::uint64_t seed = 520;
+  for (std::int64_t n : {1, 2, 3, 5, 16}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto V = Tensor<T>::randn(mshape(n, n, {3}), ++seed), X = Tensor<T>::randn(mshape(n, n, {3}), ++seed),
+               F = Tensor<T>::randn(mshape(n, n, {3}), ++seed), g = Tensor<T>::randn({n, 3}, ++seed);
+    const auto [dd, dV] = d::eigh_tangent_small(V, X, F);
+    const auto [cd, cV] = tx::ops::EighTangentSmall::composite(V, X, F);
+    expect_close(values(dd), values(cd), 1e-13, "diag(V^H X V)");
+    expect_close(values(dV), values(cV), 1e-13, "V (F o V^H X V)");
+    const auto gA = d::eigh_cotangent_small(V, X, F, g);
+    expect_close(values(gA), values(tx::ops::EighCotangentSmall::composite(V, X, F, g)), 1e-13,
+                 "V (diag(g) + F o skew(K)) V^H");
+    if (n > 1) {
+      EXPECT_EQ(std::get<1>(d::eigh_tangent_small(V, transposed_view(transposed_view(X).contiguous()), F)).to_vector(),
+                dV.to_vector());
+      EXPECT_EQ(d::eigh_cotangent_small(transposed_view(transposed_view(V).contiguous()), X, F, g).to_vector(),
+                gA.to_vector());
+      EXPECT_EQ(d::eigh_cotangent_small(V, X, F, tx::transpose(tx::transpose(g).contiguous())).to_vector(),
+                gA.to_vector());
+    }
+  }
+  // Differentiated again: the composite, which records (the kernels have no rules).
+  const auto V = Tensor<T>::randn(mshape(3, 3, {2}), 540).requires_grad(), X = Tensor<T>::randn(mshape(3, 3, {2}), 541),
+             F = Tensor<T>::randn(mshape(3, 3, {2}), 542), g = Tensor<T>::randn({3, 2}, 543);
+  EXPECT_TRUE(std::get<1>(d::eigh_tangent_small(V, X, F)).tracks_grad());
+  EXPECT_TRUE(d::eigh_cotangent_small(V, X, F, g).tracks_grad());
+  // Shapes the kernels do not take: undefined, for the rule's products.
+  EXPECT_FALSE(std::get<0>(d::eigh_tangent_small(Tensor<T>::randn({17, 17}, 1), Tensor<T>::randn({17, 17}, 2),
+                                                 Tensor<T>::randn({17, 17}, 3)))
+                   .defined());
+  const std::string e = tx::testing::error_of([] {
+    tx::ops::EighCotangentSmall{}.forward(Tensor<T>::randn({3, 3}, 1), Tensor<T>::randn({3, 3}, 1),
+                                          Tensor<T>::randn({3, 3}, 1), Tensor<T>::randn({4}, 1));
+  });
+  EXPECT_NE(e.find("eigh_cotangent"), std::string::npos) << e;
+  EXPECT_NE(e.find("[4]"), std::string::npos) << e;
+  // The eigh tangent and gradient at 4x4 (kernels) against the products of the rule's formulas.
+  using R = tx::real_t<T>;
+  const auto H = herm(eigh_input<T>(4, {2}, 544)), dH = herm(Tensor<T>::randn(mshape(4, 4, {2}), 545));
+  const auto [w, Vh] = la::eigh(H);
+  const auto Fh = tx::cast<T>(d::inverse_gaps(w, la::Degeneracy{}));
+  const auto P = tx::matmul(Vh.mH(), tx::matmul(dH, Vh));
+  const auto [w1, dw] = tx::jvp([](const auto& a) { return la::eigh(a).first; }, H, dH);
+  expect_close(values(tx::cast<T>(dw)), values(tx::diagonal(P)), 1e-12, "eigh dw");
+  const auto [V1, dV1] = tx::jvp([](const auto& a) { return la::eigh(a).second; }, H, dH);
+  expect_close(values(dV1), values(tx::matmul(Vh, tx::mul(Fh, P))), 1e-12, "eigh dV");
+  const auto gw = Tensor<R>::randn({4, 2}, 546);
+  const auto [wv, pb] = tx::vjp([](const auto& a) { return la::eigh(a); }, H);
+  const auto K = tx::matmul(Vh.mH(), tx::mul(Vh, T(2)));  // gV = 2 V: a gauge-invariant cotangent
+  const auto want = tx::matmul(
+      Vh,
+      tx::matmul(tx::add(tx::diag_embed(tx::cast<T>(gw)), tx::mul(Fh, tx::mul(tx::sub(K, K.mH()), T(0.5)))), Vh.mH()));
+  expect_close(values(pb(std::pair{gw, tx::mul(Vh, T(2))})), values(want), 1e-12, "eigh gradient");
+}
+
 // The 1/gap terms of the eigh, SVD and eig rules as an op of their own (ops/linalg/spectral.hpp,
 // InversePairs): gaps and sums, Exact and Mask (a pair inside the wide tolerance, whose entries
 // stay 0 under the differences' steps), a batch of two.

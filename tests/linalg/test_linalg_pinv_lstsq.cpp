@@ -4,6 +4,7 @@
 // rank-deficient through a factored input, Hermitian), batches, and bad input.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -177,6 +178,51 @@ TYPED_TEST(LinalgPinv, LstsqGradients) {
         [](const auto& f, const auto& g, const auto& b) { return la::lstsq(tx::matmul(f, g), b).solution; },
         Tensor<T>::randn({4, 2}, 78), Tensor<T>::randn({2, 3}, 79), Tensor<T>::randn({4, 2}, 80));
   }
+}
+
+// The lstsq rules' cores for small matrices (ops/linalg/lstsq_small.hpp): each kernel against its
+// composite (the rule's tensor ops) for tall, wide and square shapes up to 16 and a batch, strided
+// operands bit-equal to dense ones, the composite where the result is differentiated again, shapes
+// the kernels do not take, and errors naming the op. LstsqGradients runs them inside the rules.
+TYPED_TEST(LinalgPinv, LstsqRuleKernels) {
+  using T = TypeParam;
+  namespace d = tx::detail;
+  const double tol = std::is_same_v<tx::real_t<T>, float> ? 1e-3 : 1e-10;
+  std::uint64_t seed = 90;
+  for (const auto& [m, n, k] :
+       std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {2, 2, 1}, {5, 3, 2}, {3, 5, 2}, {4, 4, 4}, {16, 16, 16}}) {
+    SCOPED_TRACE(std::to_string(m) + " " + std::to_string(n) + " " + std::to_string(k));
+    const auto A = Tensor<T>::randn(mshape(m, n, {3}), ++seed), B = Tensor<T>::randn(mshape(m, k, {3}), ++seed);
+    const auto res = la::lstsq(A, B);
+    const auto P = la::pinv(A), X = res.solution;
+    const auto dA = Tensor<T>::randn(mshape(m, n, {3}), ++seed), gX = Tensor<T>::randn(mshape(n, k, {3}), ++seed);
+    const auto dX = d::lstsq_tangent_small(A, B, X, P, dA);
+    expect_close(dX, tx::ops::LstsqTangentSmall::composite(A, B, X, P, dA), tol, "dX");
+    const auto [gA, H] = d::lstsq_cotangent_small(A, B, X, P, gX);
+    const auto [cA, cH] = tx::ops::LstsqCotangentSmall::composite(A, B, X, P, gX);
+    expect_close(gA, cA, tol, "gA");
+    expect_close(H, cH, tol, "P^H gX");
+    if (m > 1 && n > 1) {
+      const auto At = tx::transpose(tx::transpose(A).contiguous());  // A, strided
+      EXPECT_EQ(d::lstsq_tangent_small(At, B, X, P, dA).to_vector(), dX.to_vector());
+      EXPECT_EQ(std::get<0>(d::lstsq_cotangent_small(At, B, X, P, gX)).to_vector(), gA.to_vector());
+    }
+  }
+  // Differentiated again: the composite, which records (the kernels have no rules).
+  const auto A = Tensor<T>::randn({3, 2}, 110).requires_grad(), B = Tensor<T>::randn({3, 1}, 111);
+  const auto P = la::pinv(A), X = tx::matmul(P, B);
+  EXPECT_TRUE(d::lstsq_tangent_small(A, B, X, P, Tensor<T>::randn({3, 2}, 112)).tracks_grad());
+  EXPECT_TRUE(std::get<0>(d::lstsq_cotangent_small(A, B, X, P, Tensor<T>::randn({2, 1}, 113))).tracks_grad());
+  // A broadcast B (batch 1 for a batch of A): not taken, for the rule's products.
+  const auto Ab = Tensor<T>::randn({3, 2, 2}, 114), Pb = la::pinv(Ab), Xb = tx::matmul(Pb, B);
+  EXPECT_FALSE(d::lstsq_tangent_small(Ab, B, Xb, Pb, Tensor<T>::randn({3, 2, 2}, 115)).defined());
+  const std::string e = tx::testing::error_of([] {
+    tx::ops::LstsqTangentSmall{}.forward(Tensor<T>::randn({3, 2}, 1), Tensor<T>::randn({3, 1}, 1),
+                                         Tensor<T>::randn({2, 1}, 1), Tensor<T>::randn({2, 3}, 1),
+                                         Tensor<T>::randn({2, 2}, 1));
+  });
+  EXPECT_NE(e.find("lstsq_tangent"), std::string::npos) << e;
+  EXPECT_NE(e.find("[2, 2]"), std::string::npos) << e;
 }
 
 TEST(LinalgPinvErrors, BadInputNamesTheOp) {

@@ -175,6 +175,43 @@ TEST(GenericForms, SpectralRuleKernels) {
     for (std::size_t i = 0; i < a.size(); ++i)
       EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(b[i]))) << what << " " << i;
   }
+  // The eigh rules' cores: diag(V^H X V), V (F o V^H X V) and V (diag(g) + F o skew(K)) V^H.
+  const Tensor<double> Vs = Tensor<double>::randn({4, 4, 2}, 35), X = Tensor<double>::randn({4, 4, 2}, 36),
+                       F = Tensor<double>::randn({4, 4, 2}, 37), gw = Tensor<double>::randn({4, 2}, 38);
+  const auto [td, tV] = d::eigh_tangent_small(Vs, X, F);
+  const Tensor<double> cot = d::eigh_cotangent_small(Vs, X, F, gw);
+  UseGeneric<&tx::ops::EighTangentSmall::host<double>, &tx::ops::EighTangentSmall::generic<double>> g3;
+  UseGeneric<&tx::ops::EighCotangentSmall::host<double>, &tx::ops::EighCotangentSmall::generic<double>> g4;
+  // The lstsq rules' cores (ops/linalg/lstsq_small.hpp).
+  const Tensor<double> A = Tensor<double>::randn({5, 3, 2}, 39), B = Tensor<double>::randn({5, 2, 2}, 40),
+                       dA = Tensor<double>::randn({5, 3, 2}, 41), gX = Tensor<double>::randn({3, 2, 2}, 42);
+  const Tensor<double> P = tx::linalg::pinv(A), Xs = tx::matmul(P, B);
+  const Tensor<double> ldX = d::lstsq_tangent_small(A, B, Xs, P, dA);
+  const auto [lgA, lH] = d::lstsq_cotangent_small(A, B, Xs, P, gX);
+  UseGeneric<&tx::ops::LstsqTangentSmall::host<double>, &tx::ops::LstsqTangentSmall::generic<double>> g5;
+  UseGeneric<&tx::ops::LstsqCotangentSmall::host<double>, &tx::ops::LstsqCotangentSmall::generic<double>> g6;
+  const auto [ggA, gH] = d::lstsq_cotangent_small(A, B, Xs, P, gX);
+  // The QR rules' cores (ops/linalg/qr_small.hpp).
+  const auto [Qs, Rs] = tx::linalg::qr(Tensor<double>::randn({5, 3, 2}, 43));
+  const Tensor<double> gQ = Tensor<double>::randn({5, 3, 2}, 44), gR = Tensor<double>::randn({3, 3, 2}, 45);
+  const auto [qdQ, qdR] = d::qr_tangent_small(Qs, Rs, dA);
+  const Tensor<double> qgA = d::qr_cotangent_small(Qs, Rs, gQ, gR);
+  UseGeneric<&tx::ops::QrTangentSmall::host<double>, &tx::ops::QrTangentSmall::generic<double>> g7;
+  UseGeneric<&tx::ops::QrCotangentSmall::host<double>, &tx::ops::QrCotangentSmall::generic<double>> g8;
+  const auto [gdQ, gdR] = d::qr_tangent_small(Qs, Rs, dA);
+  const auto [gd, gV] = d::eigh_tangent_small(Vs, X, F);
+  for (const auto& [got, want, what] :
+       {std::tuple{gd, td, "eigh_tangent d"}, std::tuple{gV, tV, "eigh_tangent dV"},
+        std::tuple{d::eigh_cotangent_small(Vs, X, F, gw), cot, "eigh_cotangent"},
+        std::tuple{d::lstsq_tangent_small(A, B, Xs, P, dA), ldX, "lstsq_tangent"},
+        std::tuple{ggA, lgA, "lstsq_cotangent gA"}, std::tuple{gH, lH, "lstsq_cotangent P^H gX"},
+        std::tuple{gdQ, qdQ, "qr_tangent dQ"}, std::tuple{gdR, qdR, "qr_tangent dR"},
+        std::tuple{d::qr_cotangent_small(Qs, Rs, gQ, gR), qgA, "qr_cotangent"}}) {
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    const auto a = got.to_vector(), b = want.to_vector();
+    for (std::size_t i = 0; i < a.size(); ++i)
+      EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(b[i]))) << what << " " << i;
+  }
 }
 
 TEST(GenericForms, InfoCodesAndChecks) {

@@ -287,12 +287,11 @@ TEST(TraceTransforms, ComposedThroughLinalgRules) {
     const auto fd = (tx::compile(gs)(A1 + v * eps) - tx::compile(gs)(A1 - v * eps)) / (2 * eps);
     EXPECT_NEAR(tx::sum(g * v).item(), fd.item(), 1e-6 * (1 + std::abs(fd.item())));
   }
-  // The first-order kernels of the solve and lu rules (ops/linalg/solve_tangent.hpp,
-  // lu_tangent.hpp; no rules of their own) in a graph traced from a function that takes a gradient
-  // or a JVP switch to the rules' differentiable ops when the graph is differentiated: its
-  // derivatives match the eager ones and central differences of the graph. (To rounding: where
-  // the eager function differentiates while recording, its rules chose the differentiable forms
-  // from the start.)
+  // The first-order kernels of the solve, lu, eigh, lstsq and qr rules (ops/linalg/solve_tangent.hpp,
+  // lu_tangent.hpp, eigh_small.hpp, lstsq_small.hpp, qr_small.hpp; no rules of their own) in a graph traced from a
+  // function that takes a gradient or a JVP switch to the rules' differentiable ops when the graph is differentiated:
+  // its derivatives match the eager ones and central differences of the graph. (To rounding: where the eager function
+  // differentiates while recording, its rules chose the differentiable forms from the start.)
   const std::vector<std::pair<std::string, std::function<Tensor<double>(const Tensor<double>&)>>> kernels = {
       {"solve", [B](const Tensor<double>& z) { return tx::sum(tx::square(la::solve(z, B))); }},
       {"solve right", [W](const Tensor<double>& z) { return tx::sum(tx::square(la::solve(z, W, false))); }},
@@ -301,6 +300,14 @@ TEST(TraceTransforms, ComposedThroughLinalgRules) {
        [W](const Tensor<double>& z) {
          const auto [P, L, U] = la::lu(z);
          return tx::sum(tx::square(L) * W) + tx::sum(tx::exp(U));
+       }},
+      // the eigh, lstsq and qr rule kernels (eigh_small.hpp, lstsq_small.hpp, qr_small.hpp)
+      {"eigh", [W](const Tensor<double>& z) { return tx::sum(tx::square(la::eigh(z + z.mT()).second) * W); }},
+      {"lstsq", [B](const Tensor<double>& z) { return tx::sum(tx::square(la::lstsq(z, B).solution)); }},
+      {"qr",
+       [W](const Tensor<double>& z) {
+         const auto [Q, R] = la::qr(z);
+         return tx::sum(tx::square(Q) * W) + tx::sum(tx::exp(R));
        }},
   };
   auto expect_near = [](const Tensor<double>& got, const Tensor<double>& want, const std::string& what) {

@@ -44,7 +44,7 @@ struct SumPieces {
   std::int64_t elem_size = 0;  // bytes per input (and per output)
 };
 
-inline constexpr int kMaxKernelOperands = 4;
+inline constexpr int kMaxKernelOperands = 5;
 inline constexpr int kMaxKernelOutputs = 5;
 
 struct KernelCapture {

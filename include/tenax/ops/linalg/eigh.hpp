@@ -7,6 +7,7 @@
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/diag_product.hpp"
+#include "tenax/ops/linalg/eigh_small.hpp"
 #include "tenax/ops/linalg/info_check.hpp"
 #include "tenax/ops/linalg/scaled_product.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
@@ -24,11 +25,16 @@ struct Eigh {
   bool v_output;  // V is returned to the user (eigh), so the rules carry its derivative
   linalg::Degeneracy policy;
   bool canonical = false;  // first largest-magnitude entry of each eigenvector real positive
+  // V's tangent is formed for a derivative of the rules that read V, not because V was returned
+  // (set by for_derivatives on an eigvalsh): the JVP takes the products, as the eager eigvalsh does
+  // while it records, so both give the same bits.
+  bool derived = false;
   // The variant to run when a derivative is needed (re-executing a traced eigvalsh under AD).
   // V computed at trace time was read by recorded steps (a traced gradient's rule), so the
   // re-executed op carries V's derivative to them (jvp of a traced grad).
   Eigh for_derivatives() const {
     Eigh o = *this;
+    o.derived = derived || !v_output;
     o.v_output = v_output || vectors;
     o.vectors = true;
     return o;
@@ -65,11 +71,22 @@ struct Eigh {
     if (!need_v)
       if (const Tensor<T> d = detail::diag_product_small(V, c.dx0(), V); d.defined())
         return std::tuple{real(d), Tensor<T>(), Tensor<std::int32_t>(), Tensor<T>()};
-    const auto P = matmul(V.mH(), matmul(c.dx0(), V));
-    const auto dw = real(diagonal(P));
-    Tensor<T> dV;
+    Tensor<T> dV, F;
+    Tensor<real_t<T>> dw;
     if (need_v) {
-      dV = matmul(V, mul(cast<T>(detail::inverse_gaps(c.y0(), policy)), P));
+      // For small matrices diag(P) and V (F o P) are one op (ops/linalg/eigh_small.hpp) where V is
+      // returned; V's tangent for a derivative of the rules (eigvalsh while recording, `derived`)
+      // takes the products.
+      F = cast<T>(detail::inverse_gaps(c.y0(), policy));
+      if (v_output && !derived)
+        if (auto [d, dv] = detail::eigh_tangent_small(V, c.dx0(), F); d.defined()) dw = real(d), dV = dv;
+    }
+    if (!dw.defined()) {
+      const auto P = matmul(V.mH(), matmul(c.dx0(), V));
+      dw = real(diagonal(P));
+      if (need_v) dV = matmul(V, mul(F, P));
+    }
+    if (need_v) {
       if constexpr (is_complex_v<T>) {
         if (canonical) {
           const auto phi = detail::gauge_rates(c.template y<3>(), V, dV);
@@ -96,17 +113,25 @@ struct Eigh {
           gV = sub(gV, mul(E, complex(mul(im, real_t<T>(0)), div(im, r))));
         }
       }
-      const auto K = matmul(V.mH(), gV);
-      const auto skew = mul(sub(K, K.mH()), T(0.5));
+      // K = V^H gV, formed where the gauge checks or the products read it (the small-matrix op
+      // forms its own, so in a compiled program, where no check runs, its product is dead code).
+      Tensor<T> K_;
+      auto K = [&]() -> const Tensor<T>& {
+        if (!K_.defined()) K_ = matmul(V.mH(), gV);
+        return K_;
+      };
+      auto skew = [&] { return mul(sub(K(), K().mH()), T(0.5)); };
       Tensor<bool> masked;
       const auto F = cast<T>(detail::inverse_gaps(c.y0(), policy, &masked));
       if (policy.mode == linalg::Degeneracy::Mode::Mask && masked.defined())
-        detail::gauge_check(name, policy, where(masked, skew, Tensor<T>::zeros({}, skew.device())), K,
+        detail::gauge_check(name, policy, where(masked, skew(), Tensor<T>::zeros({}, V.device())), K(),
                             "eigenvector basis inside a degenerate eigenspace");
       if constexpr (is_complex_v<T>)
-        detail::gauge_check(name, policy, imag(diagonal(K)), real(K), "eigenvector phases");
-      const auto t = mul(F, skew);
-      mid = detail::accumulate(mid, t);
+        detail::gauge_check(name, policy, imag(diagonal(K())), real(K()), "eigenvector phases");
+      // For small matrices V (diag(gw) + F o skew) V^H is one op (ops/linalg/eigh_small.hpp).
+      const Tensor<T> g = c.gy0().defined() ? cast<T>(c.gy0()) : Tensor<T>::zeros(c.y0().shape(), V.device());
+      if (Tensor<T> gA = detail::eigh_cotangent_small(V, gV, F, g); gA.defined()) return gA;
+      mid = detail::accumulate(mid, mul(F, skew()));
     }
     if (!mid.defined()) return Tensor<T>::zeros(c.x0().shape(), c.x0().device());
     if (!c.gy1().defined()) {

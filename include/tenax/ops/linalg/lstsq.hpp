@@ -11,6 +11,7 @@
 #include "tenax/core/instances.hpp"
 #include "tenax/ops/fwd.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/lstsq_small.hpp"
 #include "tenax/ops/linalg/pinv.hpp"
 
 namespace tenax {
@@ -23,6 +24,15 @@ struct Lstsq {
   static constexpr bool one_kernel = true;  // on the CPU, forward is one captured kernel (B's batch within A's)
   static constexpr bool saves_outputs = true;
   detail::Tolerance tol;
+  // P's tangent is formed in every JVP (not only while recording): a traced graph re-executed under
+  // a derivative (for_derivatives) may hold steps that read P (a traced gradient's or tangent's
+  // rule), which need it.
+  bool p_tangent = false;
+  Lstsq for_derivatives() const {
+    Lstsq o = *this;
+    o.p_tangent = true;
+    return o;
+  }
 
   // The device's pinv with B (on the CPU one fused kernel) when B's batch broadcasts to A's; else
   // A^+ and then the broadcast product.
@@ -50,13 +60,11 @@ struct Lstsq {
     const Tensor<T>&A = c.x0(), &B = c.x1(), &X = c.y0(), &P = c.y1();
     Tensor<T> dX, dP;
     if (c.dx0().defined()) {
+      // The products (ops/linalg/lstsq_small.hpp), for small matrices one op.
       const Tensor<T>& dA = c.dx0();
-      const Tensor<T> dAh = dA.mH(), r = sub(B, matmul(A, X));
-      const Tensor<T> t1 = neg(matmul(P, matmul(dA, X)));
-      const Tensor<T> t2 = matmul(P, matmul(P.mH(), matmul(dAh, r)));
-      const Tensor<T> Z = matmul(dAh, matmul(P.mH(), X));
-      dX = add(add(t1, t2), sub(Z, matmul(P, matmul(A, Z))));
-      if (is_grad_enabled() && (A.tracks_grad() || B.tracks_grad())) dP = detail::pinv_jvp(A, P, dA);
+      dX = detail::lstsq_tangent_small(A, B, X, P, dA);
+      if (!dX.defined()) dX = LstsqTangentSmall::composite(A, B, X, P, dA);
+      if (p_tangent || (is_grad_enabled() && (A.tracks_grad() || B.tracks_grad()))) dP = detail::pinv_jvp(A, P, dA);
     }
     if (c.dx1().defined()) dX = detail::accumulate(dX, broadcast_to(matmul(P, c.dx1()), X.shape()));
     return std::tuple{dX, dP, Tensor<real_t<T>>()};
@@ -67,16 +75,19 @@ struct Lstsq {
     const Tensor<T>&A = c.x0(), &B = c.x1(), &X = c.y0(), &P = c.y1();
     Tensor<T> gA, gB;
     if (c.gy0().defined()) {
+      // The products (ops/linalg/lstsq_small.hpp), for small matrices one op giving gA and P^H gX.
       const Tensor<T>& gX = c.gy0();
-      const Tensor<T> PhgX = matmul(P.mH(), gX);
-      if (c.needs(1)) gB = sum_to(PhgX, B.shape());
+      Tensor<T> PhgX;
       if (c.needs(0)) {
-        const Tensor<T> r = sub(B, matmul(A, X));
-        const Tensor<T> t1 = neg(matmul(PhgX, X.mH()));
-        const Tensor<T> t2 = matmul(r, matmul(P, PhgX).mH());
-        const Tensor<T> t3 = matmul(matmul(P.mH(), X), sub(gX, matmul(P, matmul(A, gX))).mH());
-        gA = sum_to(add(add(t1, t2), t3), A.shape());
+        std::tie(gA, PhgX) = detail::lstsq_cotangent_small(A, B, X, P, gX);
+        if (!gA.defined()) {
+          std::tie(gA, PhgX) = LstsqCotangentSmall::composite(A, B, X, P, gX);
+          gA = sum_to(gA, A.shape());
+        }
+      } else {
+        PhgX = matmul(P.mH(), gX);
       }
+      if (c.needs(1)) gB = sum_to(PhgX, B.shape());
     }
     if (c.gy1().defined() && c.needs(0)) gA = detail::accumulate(gA, detail::pinv_vjp(A, P, c.gy1()));
     return std::tuple{gA, gB};

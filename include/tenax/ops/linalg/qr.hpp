@@ -5,6 +5,7 @@
 #include "tenax/core/instances.hpp"
 #include "tenax/ops/linalg/batched.hpp"
 #include "tenax/ops/linalg/common.hpp"
+#include "tenax/ops/linalg/qr_small.hpp"
 #include "tenax/ops/linalg/solve_triangular.hpp"
 #include "tenax/ops/linalg/spectral.hpp"
 #include "tenax/ops/linalg/triangle_fold.hpp"
@@ -58,10 +59,10 @@ struct Qr {
     const std::int64_t m = dA.shape()[0], n = dA.shape()[1];
     check_differentiable(Q, m, n);
     if (m >= n) {
-      auto dX = linalg::solve_triangular(R, dA, true, false);
-      auto M = matmul(Q.mH(), dX);
-      auto S = detail::triangle_fold(M, true, true);  // triu(M + M^H) - Diag(M + M^H)/2
-      return std::tuple{sub(dX, matmul(Q, S)), linalg::triangular_matmul(R, S, true, false)};
+      // dX = dA R^-1, S = triu(M + M^H) - Diag(M + M^H)/2 with M = Q^H dX, dQ = dX - Q S, dR = S R
+      // (ops/linalg/qr_small.hpp: for small matrices one op).
+      if (auto [dQ, dR] = detail::qr_tangent_small(Q, R, dA); dQ.defined()) return std::tuple{dQ, dR};
+      return QrTangentSmall::composite(Q, R, dA);
     }
     auto R1 = slice(R, 1, 0, m);
     auto Cm = matmul(Q.mH(), linalg::solve_triangular(R1, slice(dA, 1, 0, m), true, false));
@@ -76,6 +77,8 @@ struct Qr {
     const std::int64_t m = c.x0().shape()[0], n = c.x0().shape()[1];
     check_differentiable(Q, m, n);
     if (m >= n) {
+      // (gQ + Q copyltu(R gR^H - gQ^H Q)) R^-H (ops/linalg/qr_small.hpp: for small matrices one op).
+      if (Tensor<T> gA = detail::qr_cotangent_small(Q, R, gQ, gR); gA.defined()) return gA;
       Tensor<T> W;
       if (gR.defined()) W = linalg::triangular_matmul(R, gR.mH(), true);
       if (gQ.defined()) W = detail::subtract(W, matmul(gQ.mH(), Q));
