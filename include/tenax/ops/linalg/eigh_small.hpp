@@ -17,6 +17,7 @@
 #include "tenax/core/small_vec.hpp"
 #include "tenax/kernels/dispatch.hpp"
 #include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/lu_tangent.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
@@ -29,13 +30,6 @@ namespace ops {
 inline constexpr std::int64_t kEighSmallMaxN = 16;
 
 namespace detail_eigh_small {
-template <class T>
-T conj_of(const T& x) {
-  if constexpr (is_complex_v<T>)
-    return std::conj(x);
-  else
-    return x;
-}
 // Whether V, and each of the others, is one n x n (x batch) shape on one device with
 // 1 <= n <= kEighSmallMaxN, a nonempty batch.
 template <class T, class... M>
@@ -115,7 +109,7 @@ struct EighTangentSmall {
   // One matrix, column-major n x n; t and P: n^2 scratch each.
   template <class T>
   static void one(std::int64_t n, const T* V, const T* X, const T* F, T* t, T* P, T* d, T* dV) {
-    using detail_eigh_small::conj_of;
+    using fn::conj_of;
     for (std::int64_t j = 0; j < n; ++j)  // t = X V
       for (std::int64_t i = 0; i < n; ++i) {
         T s(0);
@@ -213,7 +207,7 @@ struct EighCotangentSmall {
   // One matrix, column-major n x n (G: the eigenvectors' cotangent); M and t: n^2 scratch each.
   template <class T>
   static void one(std::int64_t n, const T* V, const T* G, const T* F, const T* g, T* M, T* t, T* gA) {
-    using detail_eigh_small::conj_of;
+    using fn::conj_of;
     T* K = gA;  // K = V^H G, in the output until M is formed
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t i = 0; i < n; ++i) {

@@ -20,6 +20,7 @@
 #include "tenax/core/small_vec.hpp"
 #include "tenax/kernels/dispatch.hpp"
 #include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/lu_tangent.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
@@ -48,14 +49,6 @@ bool fits(const Tensor<T>& A, const Tensor<T>& B, const Tensor<T>& X, const Tens
          P.device() == A.device() && D.device() == A.device();
 }
 
-template <class T>
-T conj_of(const T& x) {
-  if constexpr (is_complex_v<T>)
-    return std::conj(x);
-  else
-    return x;
-}
-
 // out (r x c) = op(a) b, op(a) = a (r x q, ha false) or a^H (a q x r, ha true); b q x c, or with hb
 // b^H (b c x q). Column-major, dense.
 template <class T>
@@ -64,7 +57,7 @@ void prod(std::int64_t r, std::int64_t q, std::int64_t c, const T* a, bool ha, c
     for (std::int64_t i = 0; i < r; ++i) {
       T s(0);
       for (std::int64_t l = 0; l < q; ++l)
-        s += (ha ? conj_of(a[l + i * q]) : a[i + l * r]) * (hb ? conj_of(b[j + l * c]) : b[l + j * q]);
+        s += (ha ? fn::conj_of(a[l + i * q]) : a[i + l * r]) * (hb ? fn::conj_of(b[j + l * c]) : b[l + j * q]);
       out[i + j * r] = s;
     }
 }
@@ -77,6 +70,11 @@ struct Reader {
   template <class... X>
   explicit Reader(const X&... x) : ops{detail_lu_small::operand(x)...} {
     for (const auto& o : ops) scratch += detail_lu_small::scratch_size(o);
+  }
+  // Matrix b of each operand into x, the operands' data at p[0..N), copies in sc (`scratch` elements).
+  void matrices(const char* const* p, std::size_t b, T* sc, const T** x) const {
+    for (std::size_t i = 0, at = 0; i < N; at += detail_lu_small::scratch_size(ops[i]), ++i)
+      x[i] = detail_lu_small::matrix(ops[i], reinterpret_cast<const T*>(p[i]), b, sc + at);
   }
 };
 
@@ -107,7 +105,6 @@ struct LstsqTangentSmall {
   template <class T>
   static void host(const Tensor<T>& dX, const Tensor<T>& A, const Tensor<T>& B, const Tensor<T>& X, const Tensor<T>& P,
                    const Tensor<T>& dA) {
-    namespace lus = detail_lu_small;
     auto run = [rd = detail_lstsq_small::Reader<T, 5>(A, B, X, P, dA)](char* const* p) {
       constexpr std::size_t kMax = kLstsqSmallMaxN * kLstsqSmallMaxN;
       const auto& o = rd.ops;
@@ -116,8 +113,7 @@ struct LstsqTangentSmall {
       detail::SmallVec<T, 6 * kMax> w(static_cast<std::size_t>(6 * kMax));
       for (std::size_t b = 0; b < o[0].off.size(); ++b) {
         const T* x[5];
-        for (std::size_t i = 0, at = 0; i < 5; at += lus::scratch_size(o[i]), ++i)
-          x[i] = lus::matrix(o[i], reinterpret_cast<const T*>(p[i + 1]), b, sc.data() + at);
+        rd.matrices(p + 1, b, sc.data(), x);
         one(m, n, k, x[0], x[1], x[2], x[3], x[4], w.data(),
             reinterpret_cast<T*>(p[0]) + static_cast<std::int64_t>(b) * n * k);
       }
@@ -199,7 +195,6 @@ struct LstsqCotangentSmall {
   template <class T>
   static void host(const Tensor<T>& gA, const Tensor<T>& H, const Tensor<T>& A, const Tensor<T>& B, const Tensor<T>& X,
                    const Tensor<T>& P, const Tensor<T>& gX) {
-    namespace lus = detail_lu_small;
     auto run = [rd = detail_lstsq_small::Reader<T, 5>(A, B, X, P, gX)](char* const* p) {
       constexpr std::size_t kMax = kLstsqSmallMaxN * kLstsqSmallMaxN;
       const auto& o = rd.ops;
@@ -208,8 +203,7 @@ struct LstsqCotangentSmall {
       detail::SmallVec<T, 5 * kMax> w(static_cast<std::size_t>(5 * kMax));
       for (std::size_t b = 0; b < o[0].off.size(); ++b) {
         const T* x[5];
-        for (std::size_t i = 0, at = 0; i < 5; at += lus::scratch_size(o[i]), ++i)
-          x[i] = lus::matrix(o[i], reinterpret_cast<const T*>(p[i + 2]), b, sc.data() + at);
+        rd.matrices(p + 2, b, sc.data(), x);
         const auto bi = static_cast<std::int64_t>(b);
         one(m, n, k, x[0], x[1], x[2], x[3], x[4], w.data(), reinterpret_cast<T*>(p[0]) + bi * m * n,
             reinterpret_cast<T*>(p[1]) + bi * m * k);
@@ -267,9 +261,9 @@ struct LstsqCotangentSmall {
       for (std::int64_t i = 0; i < m; ++i) {
         T s1(0), s2(0), s3(0);
         for (std::int64_t l = 0; l < k; ++l) {
-          s1 += H[i + l * m] * detail_lstsq_small::conj_of(X[j + l * n]);
-          s2 += r[i + l * m] * detail_lstsq_small::conj_of(q[j + l * n]);
-          s3 += y[i + l * m] * detail_lstsq_small::conj_of(c[j + l * n]);
+          s1 += H[i + l * m] * fn::conj_of(X[j + l * n]);
+          s2 += r[i + l * m] * fn::conj_of(q[j + l * n]);
+          s3 += y[i + l * m] * fn::conj_of(c[j + l * n]);
         }
         gA[i + j * m] = (-s1 + s2) + s3;
       }

@@ -79,12 +79,7 @@ struct Qr {
     if (m >= n) {
       // (gQ + Q copyltu(R gR^H - gQ^H Q)) R^-H (ops/linalg/qr_small.hpp: for small matrices one op).
       if (Tensor<T> gA = detail::qr_cotangent_small(Q, R, gQ, gR); gA.defined()) return gA;
-      Tensor<T> W;
-      if (gR.defined()) W = linalg::triangular_matmul(R, gR.mH(), true);
-      if (gQ.defined()) W = detail::subtract(W, matmul(gQ.mH(), Q));
-      auto inner = matmul(Q, detail::triangle_fold(W, false, false));  // Q copyltu(W)
-      if (gQ.defined()) inner = add(gQ, inner);
-      return linalg::solve_triangular(R, inner, true, false, false, cpu::Trans::C);
+      return QrCotangentSmall::composite(Q, R, gQ, gR);
     }
     Tensor<T> N;
     if (gQ.defined()) N = matmul(Q.mH(), gQ);

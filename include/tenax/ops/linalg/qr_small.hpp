@@ -19,6 +19,7 @@
 #include "tenax/core/small_vec.hpp"
 #include "tenax/kernels/dispatch.hpp"
 #include "tenax/kernels/map.hpp"
+#include "tenax/ops/functors.hpp"
 #include "tenax/ops/linalg/common.hpp"
 #include "tenax/ops/linalg/lu_tangent.hpp"
 #include "tenax/ops/linalg/matmul.hpp"
@@ -33,13 +34,6 @@ namespace ops {
 inline constexpr std::int64_t kQrSmallMaxN = 16;
 
 namespace detail_qr_small {
-template <class T>
-T conj_of(const T& x) {
-  if constexpr (is_complex_v<T>)
-    return std::conj(x);
-  else
-    return x;
-}
 // Q m x n and R n x n with n <= m <= kQrSmallMaxN, the others shaped like Q (like R where r_like),
 // one nonempty batch on one device.
 template <class T>
@@ -119,7 +113,7 @@ struct QrTangentSmall {
   // One matrix, column-major; X: m n and S: n^2 scratch.
   template <class T>
   static void one(std::int64_t m, std::int64_t n, const T* Q, const T* R, const T* dA, T* X, T* S, T* dQ, T* dR) {
-    using detail_qr_small::conj_of;
+    using fn::conj_of;
     for (std::int64_t j = 0; j < n; ++j) {  // X = dA R^-1, column by column
       for (std::int64_t i = 0; i < m; ++i) X[i + j * m] = dA[i + j * m];
       for (std::int64_t l = 0; l < j; ++l) {
@@ -205,11 +199,14 @@ struct QrCotangentSmall {
                       const Tensor<T>& gR) {
     detail::copy_into(gA, composite(Q, R, gQ, gR));
   }
-  // The rule's tensor ops, differentiable.
+  // The rule's tensor ops, differentiable; an undefined gQ or gR is zero (at least one defined).
   template <class T>
   static Tensor<T> composite(const Tensor<T>& Q, const Tensor<T>& R, const Tensor<T>& gQ, const Tensor<T>& gR) {
-    const Tensor<T> W = sub(linalg::triangular_matmul(R, gR.mH(), true), matmul(gQ.mH(), Q));
-    const Tensor<T> inner = add(gQ, matmul(Q, detail::triangle_fold(W, false, false)));  // gQ + Q copyltu(W)
+    Tensor<T> W;
+    if (gR.defined()) W = linalg::triangular_matmul(R, gR.mH(), true);
+    if (gQ.defined()) W = detail::subtract(W, matmul(gQ.mH(), Q));
+    Tensor<T> inner = matmul(Q, detail::triangle_fold(W, false, false));  // Q copyltu(W)
+    if (gQ.defined()) inner = add(gQ, inner);
     return linalg::solve_triangular(R, inner, true, false, false, cpu::Trans::C);
   }
   // The op where its result is not differentiated again, the composite where it is.
@@ -222,7 +219,7 @@ struct QrCotangentSmall {
   // One matrix, column-major; W: n^2 and Y: m n scratch.
   template <class T>
   static void one(std::int64_t m, std::int64_t n, const T* Q, const T* R, const T* gQ, const T* gR, T* W, T* Y, T* gA) {
-    using detail_qr_small::conj_of;
+    using fn::conj_of;
     for (std::int64_t j = 0; j < n; ++j)  // W = R gR^H - gQ^H Q (R upper)
       for (std::int64_t i = 0; i < n; ++i) {
         T s(0), t(0);
